@@ -1,0 +1,1 @@
+"""One module per CLI command; `nistchat.cli` assembles them."""

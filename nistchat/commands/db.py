@@ -1,0 +1,7 @@
+"""`nistchat db` (placeholder until the web app lands)."""
+import click
+
+
+@click.group()
+def db() -> None:
+    """Database migrations."""

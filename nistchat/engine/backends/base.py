@@ -1,0 +1,76 @@
+"""The four model roles as small protocols, and the typed errors every backend raises.
+
+Web and CLI layers catch `BackendError` and show `.message`; `.kind` matches the `error`
+event's kinds (unreachable | model_missing | timeout | interrupted).
+"""
+from __future__ import annotations
+
+from typing import Iterator, Protocol, runtime_checkable
+
+import numpy as np
+
+
+class BackendError(RuntimeError):
+    kind = "unreachable"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class Unreachable(BackendError):
+    kind = "unreachable"
+
+
+class ModelMissing(BackendError):
+    kind = "model_missing"
+
+
+class TimedOut(BackendError):
+    kind = "timeout"
+
+
+class Interrupted(BackendError):
+    kind = "interrupted"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str], *, batch_size: int = 32, show_progress: bool = False) -> np.ndarray:
+        """L2-normalised float32 vectors, one row per text."""
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        """Relevance of each text to the query; higher is better."""
+
+
+@runtime_checkable
+class Reader(Protocol):
+    name: str
+
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1) -> Iterator[str]:
+        """Chat completion, yielded as text pieces as they are generated."""
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    name: str
+
+    def check(self, document: str, claim: str) -> bool:
+        """MiniCheck-style: is the claim supported by the document?"""
+
+
+def minicheck_prompt(document: str, claim: str) -> str:
+    """bespoke-minicheck's documented input format; the embedded judge reuses it."""
+    return f"Document: {document}\nClaim: {claim}"
+
+
+def parse_yes_no(text: str) -> bool:
+    return text.strip().lower().lstrip("\"'*").startswith("yes")

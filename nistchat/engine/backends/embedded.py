@@ -1,0 +1,169 @@
+"""In-process backends: sentence-transformers embedder and cross-encoder, llama.cpp reader,
+and the reader used as a MiniCheck-style Yes/No judge when no verifier model exists.
+
+Weights are only ever read from local paths: nothing here may reach a model hub at run time.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from .base import Interrupted, ModelMissing, TimedOut, minicheck_prompt, parse_yes_no
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _require_dir(path: Path, what: str) -> Path:
+    if not (path.is_dir() and any(path.iterdir())):
+        raise ModelMissing(f"{what} not found at {path}. Run `nistchat models install`.")
+    return path
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, path: Path, name: str | None = None):
+        from sentence_transformers import SentenceTransformer
+
+        self.path = _require_dir(Path(path), "Embedding model")
+        self.name = name or self.path.name
+        self._model = SentenceTransformer(str(self.path), device="cpu")
+        self.dim = int(self._model.get_embedding_dimension()
+                       if hasattr(self._model, "get_embedding_dimension")
+                       else self._model.get_sentence_embedding_dimension())
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, batch_size: int = 32, show_progress: bool = False) -> np.ndarray:
+        with self._lock:
+            vectors = self._model.encode(list(texts), batch_size=batch_size, show_progress_bar=show_progress,
+                                         normalize_embeddings=True, convert_to_numpy=True)
+        return np.asarray(vectors, dtype="float32").reshape(len(texts), self.dim)
+
+
+class CrossEncoderReranker:
+    """sentence-transformers CrossEncoder over a local checkpoint (ms-marco-MiniLM-L-6-v2 by default)."""
+
+    def __init__(self, path: Path, name: str | None = None):
+        from sentence_transformers import CrossEncoder
+
+        self.path = _require_dir(Path(path), "Cross-encoder reranker")
+        self.name = name or self.path.name
+        self._model = CrossEncoder(str(self.path), device="cpu", max_length=512)
+        self._lock = threading.Lock()
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        with self._lock:
+            scores = self._model.predict([(query, t) for t in texts], batch_size=32, show_progress_bar=False)
+        return [float(s) for s in np.asarray(scores).reshape(len(texts))]
+
+
+class GenerationQueue:
+    """One llama.cpp context is not thread-safe: generations run one at a time, in arrival order,
+    and a caller can ask how many are ahead of it (the page shows the place in the queue)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._next_ticket = 0
+        self._serving = 0
+        self._cancelled: set[int] = set()
+
+    def ticket(self) -> int:
+        with self._cond:
+            t = self._next_ticket
+            self._next_ticket += 1
+            return t
+
+    def ahead(self, ticket: int) -> int:
+        return max(0, ticket - self._serving)
+
+    def acquire(self, ticket: int, timeout: float | None = None) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self._serving == ticket, timeout=timeout)
+
+    def _advance(self) -> None:
+        self._serving += 1
+        while self._serving in self._cancelled:
+            self._cancelled.discard(self._serving)
+            self._serving += 1
+        self._cond.notify_all()
+
+    def release(self) -> None:
+        with self._cond:
+            self._advance()
+
+    def cancel(self, ticket: int) -> None:
+        """Give up a ticket that was never served, so later tickets are not stuck behind it."""
+        with self._cond:
+            if ticket == self._serving:
+                self._advance()
+            elif ticket > self._serving:
+                self._cancelled.add(ticket)
+
+
+class LlamaCppReader:
+    """llama.cpp in-process over a GGUF file; streams chat completions."""
+
+    def __init__(self, gguf: Path, *, n_ctx: int = 4096, threads: int = 0, timeout_s: float = 120.0):
+        gguf = Path(gguf)
+        if not gguf.is_file():
+            raise ModelMissing(f"Reader model file not found: {gguf}. Run `nistchat models install`.")
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ModelMissing("llama-cpp-python is not installed (pip install 'nistchat[embedded]').") from None
+        self.path = gguf
+        self.name = gguf.stem
+        self.timeout_s = timeout_s
+        self.queue = GenerationQueue()
+        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2,
+                          verbose=False)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
+               ticket: int | None = None) -> Iterator[str]:
+        ticket = self.queue.ticket() if ticket is None else ticket
+        if not self.queue.acquire(ticket, timeout=self.timeout_s):
+            self.queue.cancel(ticket)
+            raise TimedOut(f"Waited {self.timeout_s:.0f} s for the reader; it is busy with other answers.")
+        try:
+            started = time.monotonic()
+            try:
+                chunks = self._llm.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
+                                                          temperature=temperature, top_p=0.9, repeat_penalty=1.1)
+                for chunk in chunks:
+                    piece = chunk["choices"][0]["delta"].get("content") or ""
+                    if piece:
+                        yield piece
+                    if time.monotonic() - started > self.timeout_s:
+                        raise TimedOut(f"The reader took longer than {self.timeout_s:.0f} s.")
+            except (TimedOut, GeneratorExit):
+                raise
+            except Exception as exc:  # llama.cpp failures arrive as plain exceptions
+                raise Interrupted(f"The reader stopped mid-answer: {exc}") from exc
+        finally:
+            self.queue.release()
+
+
+class ReaderJudgeVerifier:
+    """The reader answering MiniCheck's "Document: … Claim: …" prompt with Yes or No."""
+
+    SYSTEM = ("You check facts. Reply Yes if the claim is fully supported by the document, "
+              "otherwise reply No. Reply with one word.")
+
+    def __init__(self, reader):
+        self.reader = reader
+        self.name = f"{reader.name} (as Yes/No judge)"
+
+    def check(self, document: str, claim: str) -> bool:
+        messages = [{"role": "system", "content": self.SYSTEM},
+                    {"role": "user", "content": minicheck_prompt(document, claim)}]
+        return parse_yes_no("".join(self.reader.stream(messages, max_tokens=3, temperature=0.0)))

@@ -1,0 +1,168 @@
+"""Choose a backend per role from config and from what is reachable, and say why.
+
+Models load lazily, once per process, behind a lock. A role that cannot be served raises the
+typed error it recorded (never a silent downgrade): `auto` falls back to embedded only with the
+reason written into `describe()`, which the status page and `nistchat models` show.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...config import Settings
+from . import ollama as ollama_backend
+from .base import BackendError, ModelMissing, Unreachable
+
+ROLES = ("embedder", "reranker", "reader", "verifier")
+
+# Names with a well-known local folder under data/models/ (filled by `nistchat models install`).
+LOCAL_NAMES = {
+    "all-MiniLM-L6-v2": "all-MiniLM-L6-v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "all-MiniLM-L6-v2",
+    "cross-encoder/ms-marco-MiniLM-L-6-v2": "ms-marco-MiniLM-L-6-v2",
+    "ms-marco-MiniLM-L-6-v2": "ms-marco-MiniLM-L-6-v2",
+}
+
+
+@dataclass
+class RoleState:
+    role: str
+    backend: str  # ollama | embedded | none
+    model: str
+    location: str
+    reason: str  # why this backend was chosen
+    loaded: bool = False
+    error: str = ""
+
+    def to_dict(self) -> dict:
+        return {"role": self.role, "backend": self.backend, "model": self.model, "location": self.location,
+                "reason": self.reason, "loaded": self.loaded, "error": self.error}
+
+
+def local_model_path(settings: Settings, name: str) -> Path:
+    folder = LOCAL_NAMES.get(name)
+    return settings.models_dir / folder if folder else Path(name).expanduser()
+
+
+class ModelRegistry:
+    """The active model for each role; one instance per process."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._models: dict[str, object] = {}
+        self._errors: dict[str, BackendError] = {}
+        self.states = self._plan()
+
+    # -- planning: which backend serves each role, decided without loading anything heavy
+    def _probe_ollama(self) -> tuple[list[str] | None, str]:
+        try:
+            return ollama_backend.list_models(self.settings.ollama_host, timeout_s=2.0), ""
+        except BackendError as exc:
+            return None, exc.message
+
+    def _plan(self) -> dict[str, RoleState]:
+        s = self.settings
+        available, why_not = (None, "") if s.backend == "embedded" else self._probe_ollama()
+        use_ollama = False
+        if s.backend == "ollama":
+            use_ollama, reason = True, "NISTCHAT_BACKEND=ollama"
+        elif s.backend == "embedded":
+            reason = "NISTCHAT_BACKEND=embedded"
+        elif available is None:
+            reason = f"auto: {why_not}"
+        elif not ollama_backend.has_model(available, s.reader_model):
+            reason = f"auto: Ollama at {s.ollama_host} has no {s.reader_model!r}"
+        else:
+            use_ollama, reason = True, f"auto: Ollama at {s.ollama_host} has {s.reader_model!r}"
+
+        states = {}
+        emb_ollama = use_ollama and s.ollama_embedder
+        states["embedder"] = (RoleState("embedder", "ollama", s.ollama_embedder, s.ollama_host, reason) if emb_ollama
+                              else RoleState("embedder", "embedded", s.embedder,
+                                             str(local_model_path(s, s.embedder)), "sentence-transformers, in-process"))
+        if s.reranker.lower() in ("", "none", "off"):
+            states["reranker"] = RoleState("reranker", "none", "-", "-", "disabled in config")
+        else:
+            states["reranker"] = RoleState("reranker", "embedded", s.reranker,
+                                           str(local_model_path(s, s.reranker)), "sentence-transformers CrossEncoder")
+        if use_ollama:
+            states["reader"] = RoleState("reader", "ollama", s.reader_model, s.ollama_host, reason)
+            if available is not None and ollama_backend.has_model(available, s.verifier_model):
+                states["verifier"] = RoleState("verifier", "ollama", s.verifier_model, s.ollama_host,
+                                               f"Ollama has {s.verifier_model!r}")
+            else:
+                states["verifier"] = RoleState("verifier", "ollama", f"{s.reader_model} (as Yes/No judge)",
+                                               s.ollama_host, f"Ollama has no {s.verifier_model!r}: reader judges")
+        else:
+            states["reader"] = RoleState("reader", "embedded", s.gguf_path.stem,
+                                         str(s.gguf_path), f"llama.cpp in-process ({reason})")
+            states["verifier"] = RoleState("verifier", "embedded", f"{s.gguf_path.stem} (as Yes/No judge)",
+                                           str(s.gguf_path), "no MiniCheck model offline: reader judges")
+        return states
+
+    # -- loading
+    def _build(self, role: str):
+        s, st = self.settings, self.states[role]
+        if role == "embedder":
+            if st.backend == "ollama":
+                return ollama_backend.OllamaEmbedder(s.ollama_host, s.ollama_embedder, s.timeout_s)
+            from .embedded import SentenceTransformerEmbedder
+            return SentenceTransformerEmbedder(Path(st.location), name=s.embedder)
+        if role == "reranker":
+            if st.backend == "none":
+                raise ModelMissing("Reranker disabled in config.")
+            from .embedded import CrossEncoderReranker
+            return CrossEncoderReranker(Path(st.location), name=s.reranker)
+        if role == "reader":
+            if st.backend == "ollama":
+                available, why_not = self._probe_ollama()
+                if available is None:
+                    raise Unreachable(why_not)
+                if not ollama_backend.has_model(available, s.reader_model):
+                    raise ModelMissing(f"Ollama at {s.ollama_host} has no model {s.reader_model!r}. "
+                                       f"Run `ollama pull {s.reader_model}`.")
+                return ollama_backend.OllamaReader(s.ollama_host, s.reader_model, s.timeout_s)
+            from .embedded import LlamaCppReader
+            return LlamaCppReader(s.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
+        if role == "verifier":
+            if st.backend == "ollama" and "judge" not in st.model:
+                return ollama_backend.OllamaVerifier(s.ollama_host, s.verifier_model, s.timeout_s)
+            from .embedded import ReaderJudgeVerifier
+            return ReaderJudgeVerifier(self.get("reader"))
+        raise KeyError(role)
+
+    def get(self, role: str):
+        """The loaded model for a role; raises the role's BackendError if it cannot be served."""
+        with self._lock:
+            if role in self._models:
+                return self._models[role]
+            if role in self._errors:
+                raise self._errors[role]
+            try:
+                model = self._build(role)
+            except BackendError as exc:
+                self._errors[role] = exc
+                self.states[role].error = exc.message
+                raise
+            self._models[role] = model
+            self.states[role].loaded = True
+            return model
+
+    def optional(self, role: str):
+        """The model, or None when it cannot be served (the caller records why in its trace)."""
+        try:
+            return self.get(role)
+        except BackendError:
+            return None
+
+    def reason_missing(self, role: str) -> str:
+        return self.states[role].error or "not loaded"
+
+    def describe(self) -> list[dict]:
+        return [self.states[r].to_dict() for r in ROLES]
+
+    def active(self) -> dict:
+        """Compact description for answers and logs: role -> 'backend:model'."""
+        return {r: f"{self.states[r].backend}:{self.states[r].model}" for r in ROLES}

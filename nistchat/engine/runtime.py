@@ -1,0 +1,66 @@
+"""The engine as one object per process: settings, the model registry, the loaded index and
+the retriever, each created lazily and once. The CLI and the web app both hold one Runtime."""
+from __future__ import annotations
+
+import threading
+from typing import Iterator
+
+from ..config import Settings, load_settings
+from .backends.select import ModelRegistry
+from .types import Event, Retrieval
+
+
+class IndexMissing(RuntimeError):
+    """No built index under data/index: the message tells the user what to run."""
+
+
+class Runtime:
+    def __init__(self, settings: Settings | None = None, models: ModelRegistry | None = None):
+        self.settings = settings or load_settings()
+        self._models = models
+        self._lock = threading.RLock()
+        self._index = None
+        self._retriever = None
+
+    @property
+    def models(self) -> ModelRegistry:
+        with self._lock:
+            if self._models is None:
+                self._models = ModelRegistry(self.settings)
+            return self._models
+
+    @property
+    def index(self):
+        from .index import Index
+
+        with self._lock:
+            if self._index is None:
+                if not Index.exists(self.settings.index_dir):
+                    raise IndexMissing(f"No index at {self.settings.index_dir}. Run `nistchat ingest` "
+                                       f"(corpus: {self.settings.corpus}).")
+                self._index = Index.load(self.settings.index_dir)
+            return self._index
+
+    def reload_index(self) -> None:
+        with self._lock:
+            self._index = None
+            self._retriever = None
+
+    @property
+    def retriever(self):
+        from .search import Retriever
+
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = Retriever(self.index, self.models, self.settings)
+            return self._retriever
+
+    def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
+                 mode: str = "hybrid") -> Retrieval:
+        return self.retriever.retrieve(question, k=k, history=history, mode=mode)
+
+    def answer(self, question: str, history: list[dict] | None = None, *, label: str | None = None,
+               direct_answer: str | None = None) -> Iterator[Event]:
+        from .pipeline import answer
+
+        return answer(self, question, history or [], label=label, direct_answer=direct_answer)

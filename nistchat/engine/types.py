@@ -1,0 +1,161 @@
+"""Typed values that flow between the engine's stages.
+
+Everything here is plain data (JSON-friendly via `to_dict`) so the CLI, the web layer and the
+tests can show any stage's output without knowing how it was made.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["prose", "table", "figure", "list"]
+
+
+@dataclass
+class Block:
+    """One structural unit read from a document, before chunking."""
+    kind: Kind
+    text: str
+    heading_path: list[str]
+    page: int | None = None
+    caption: str = ""  # table title or figure title, kept with the block
+
+
+@dataclass
+class Document:
+    doc_id: str  # file stem, e.g. "NIST.AI.800-4"
+    title: str
+    source: str  # file name the document came from
+    sha256: str
+    blocks: list[Block]
+
+
+@dataclass
+class Parent:
+    """A semantic unit handed to the reader: prose run, whole table, figure description or list."""
+    id: str
+    doc: str
+    title: str
+    heading_path: list[str]
+    kind: Kind
+    text: str
+    page: int | None = None
+    prev_id: str | None = None
+    next_id: str | None = None
+    neighbours: list[str] = field(default_factory=list)  # e.g. other segments of the same table
+
+    @property
+    def section(self) -> str:
+        return " > ".join(self.heading_path)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Child:
+    """A small retrieval unit inside a parent; what the dense and sparse indexes hold."""
+    id: str
+    parent_id: str
+    doc: str
+    kind: Kind
+    text: str  # text as embedded / indexed (may carry the table header or heading context)
+    in_bm25: bool = True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Candidate:
+    """A child during search, with the scores each stage gave it."""
+    child_id: str
+    parent_id: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Passage:
+    """What the reader receives and the user sees as a source."""
+    rank: int
+    id: str
+    doc: str
+    title: str
+    section: str
+    kind: Kind
+    page: int | None
+    text: str
+    score: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class StageTrace:
+    name: str
+    ms: float
+    items: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class Trace:
+    """Every stage's output, in order, so a person can replay why an answer looks as it does."""
+    stages: list[StageTrace] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, ms: float, items: list[dict] | None = None, note: str = "") -> StageTrace:
+        stage = StageTrace(name, round(ms, 2), items or [], note)
+        self.stages.append(stage)
+        return stage
+
+    def stage(self, name: str) -> StageTrace | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def to_dict(self) -> dict:
+        return {"stages": [asdict(s) for s in self.stages], "notes": list(self.notes)}
+
+
+@dataclass
+class Retrieval:
+    question: str
+    passages: list[Passage]
+    trace: Trace
+    timings_ms: dict[str, float]
+
+    def to_dict(self) -> dict:
+        return {
+            "question": self.question,
+            "passages": [p.to_dict() for p in self.passages],
+            "trace": self.trace.to_dict(),
+            "timings_ms": self.timings_ms,
+        }
+
+
+@dataclass
+class Verdict:
+    text: str
+    supported: bool
+    passage: int | None  # 1-based rank of the supporting passage, if any
+
+
+EventType = Literal["sources", "token", "verdict", "retry", "final", "error"]
+ErrorKind = Literal["unreachable", "model_missing", "timeout", "interrupted", "bad_input"]
+
+
+@dataclass
+class Event:
+    """One item of `engine.answer()`'s stream (the contract the page and the CLI consume).
+
+    sources: {"passages": [...]} · token: {"text"} · verdict: {"text", "supported", "passage"}
+    retry: {"reason"} · final: {"answer", "refused", "risk", "disclaimer", "sources", ...}
+    error: {"kind", "message", "partial"}
+    """
+    type: EventType
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict:
+        return {"type": self.type, **self.data}
