@@ -28,6 +28,7 @@ class Settings:
     instance_dir: Path = PROJECT_ROOT / "instance"
     data_dir: Path = PROJECT_ROOT / "data"
     corpus_dir: Path | None = None  # default: data_dir / "corpus"
+    models_root: Path | None = None  # default: data_dir / "models"
     backend: str = "auto"  # auto | ollama | embedded
     ollama_host: str = "http://127.0.0.1:11434"
     reader_model: str = "qwen2.5:3b"  # Ollama reader
@@ -56,7 +57,7 @@ class Settings:
 
     @property
     def models_dir(self) -> Path:
-        return self.data_dir / "models"
+        return self.models_root or self.data_dir / "models"
 
     @property
     def gguf_path(self) -> Path:
@@ -78,10 +79,11 @@ class Settings:
         return values
 
 
-_PATH_FIELDS = {"instance_dir", "data_dir", "corpus_dir"}
+_PATH_FIELDS = {"instance_dir", "data_dir", "corpus_dir", "models_root"}
 _ENV = {
     "NISTCHAT_DATA_DIR": "data_dir",
     "NISTCHAT_CORPUS_DIR": "corpus_dir",
+    "NISTCHAT_MODELS_DIR": "models_root",
     "NISTCHAT_BACKEND": "backend",
     "OLLAMA_HOST": "ollama_host",
     "NISTCHAT_READER_MODEL": "reader_model",

@@ -1,0 +1,61 @@
+"""Shared fixtures. Everything real: the real corpus, real models under data/models, a real
+index built once per session under data/test/ (kept between runs so the embedding cache makes
+re-runs fast), one Runtime per session so models load once."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nistchat.config import load_settings
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS_ROOT = Path(os.environ.get("NISTCHAT_CORPUS_DIR", REPO.parent / "shared" / "corpus" / "markdown")).resolve()
+SHARED_CORPUS = CORPUS_ROOT.parent  # holds markdown/, pdf/, auto-converted/
+MODELS_DIR = Path(os.environ.get("NISTCHAT_MODELS_DIR", REPO / "data" / "models")).resolve()
+TEST_DATA = REPO / "data" / "test"
+TEST_READER = os.environ.get("NISTCHAT_TEST_GGUF", "qwen2.5-coder-0.5b")
+
+
+def make_settings(tmp_path: Path | None = None, **overrides):
+    """Settings for tests: embedded backend, the test reader, models from data/models."""
+    base = {
+        "data_dir": TEST_DATA,
+        "corpus_dir": CORPUS_ROOT,
+        "models_root": MODELS_DIR,
+        "backend": "embedded",
+        "gguf": TEST_READER,
+        "secret_key": "test",
+    }
+    if tmp_path is not None:
+        base["instance_dir"] = tmp_path / "instance"
+        (tmp_path / "instance").mkdir(parents=True, exist_ok=True)
+    base.update(overrides)
+    instance = base.pop("instance_dir", TEST_DATA / "instance")
+    return load_settings(instance_dir=instance, overrides=base, environ={})
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    if not CORPUS_ROOT.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS_ROOT} (set NISTCHAT_CORPUS_DIR)")
+    return CORPUS_ROOT
+
+
+@pytest.fixture(scope="session")
+def runtime(corpus_dir):
+    """One engine for the whole session, over the real corpus index (built if missing or stale)."""
+    from nistchat.engine.ingest import ingest_corpus
+    from nistchat.engine.runtime import Runtime
+
+    settings = make_settings()
+    rt = Runtime(settings)
+    ingest_corpus(corpus_dir, settings.index_dir, rt.models.get("embedder"), log=lambda *_: None, progress=False)
+    rt.reload_index()
+    return rt
+
+
+@pytest.fixture(scope="session")
+def index(runtime):
+    return runtime.index
