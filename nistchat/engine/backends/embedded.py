@@ -20,9 +20,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def _require_dir(path: Path, what: str) -> Path:
+def _require_dir(path: Path, what: str, hint: str = "Run `nistchat models install`.") -> Path:
     if not (path.is_dir() and any(path.iterdir())):
-        raise ModelMissing(f"{what} not found at {path}. Run `nistchat models install`.")
+        raise ModelMissing(f"{what} not found at {path}. {hint}")
     return path
 
 
@@ -51,7 +51,9 @@ class CrossEncoderReranker:
     def __init__(self, path: Path, name: str | None = None):
         from sentence_transformers import CrossEncoder
 
-        self.path = _require_dir(Path(path), "Cross-encoder reranker")
+        self.path = _require_dir(Path(path), "Cross-encoder reranker",
+                                 "It has no offline package: `nistchat models install --online` fetches it where "
+                                 "there is internet, or set NISTCHAT_RERANKER to a local CrossEncoder folder.")
         self.name = name or self.path.name
         self._model = CrossEncoder(str(self.path), device="cpu", max_length=512)
         self._lock = threading.Lock()

@@ -1,0 +1,78 @@
+# The two commands a new machine needs: `make run` and `make test`. Everything else is a step
+# they call; each step is idempotent, so a second run reuses what the first built.
+SHELL := /bin/bash
+PY := .venv/bin/python
+PIP := .venv/bin/pip
+NISTCHAT := .venv/bin/nistchat
+STAMP := .venv/.nistchat-installed
+# Where the corpus is: NISTCHAT_CORPUS_DIR, else data/corpus (filled by `nistchat corpus download`),
+# else a shared/ checkout beside this repository.
+SIBLING_CORPUS := $(abspath ../shared/corpus/markdown)
+export NISTCHAT_CORPUS_DIR ?= $(shell if [ -n "$$(ls data/corpus 2>/dev/null)" ]; then echo data/corpus; \
+                                  elif [ -d "$(SIBLING_CORPUS)" ]; then echo "$(SIBLING_CORPUS)"; fi)
+
+.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest bench help
+
+help:
+	@echo "make run   - set up (venv, models, index) and serve on 0.0.0.0:$${NISTCHAT_PORT:-8000}"
+	@echo "make test  - set up (venv, test models, browser) and run the test suite"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@echo "==> Python environment in .venv"
+	@test -x $(PY) || python3 -m venv .venv
+	@$(PIP) install --quiet --upgrade pip
+	@echo "==> torch (CPU build) and project dependencies (llama-cpp-python compiles once, ~5-10 min; pip caches the wheel)"
+	@$(PIP) install --quiet torch==2.13.0
+	@$(PIP) install --quiet -e '.[embedded,test]'
+	@touch $(STAMP)
+
+models-run: venv
+	@echo "==> Embedded models (reader: $${NISTCHAT_GGUF:-qwen2.5-coder-1.5b})"
+	@$(NISTCHAT) models install
+
+models-test: venv
+	@echo "==> Embedded models for tests (reader: qwen2.5-coder-0.5b)"
+	@$(NISTCHAT) models install --reader qwen2.5-coder-0.5b
+
+assets: venv
+	@echo "==> htmx from the npm package"
+	@$(PY) scripts/fetch_htmx.py
+
+browser:
+	@echo "==> Chromium for browser tests"
+	@bash scripts/install_browser.sh
+
+ingest: venv
+	@if [ -z "$$NISTCHAT_CORPUS_DIR" ]; then \
+	  echo "==> No corpus yet: downloading the official NIST PDFs into data/corpus"; \
+	  $(NISTCHAT) corpus download || echo "!! No corpus: set NISTCHAT_CORPUS_DIR to a folder of the NIST documents."; \
+	fi
+	@echo "==> Index (corpus: $${NISTCHAT_CORPUS_DIR:-data/corpus}; reuses cached embeddings)"
+	@$(NISTCHAT) ingest || echo "!! Ingestion failed; the app will say so on its status page."
+
+run: models-run assets ingest
+	@echo "==> Serving on http://0.0.0.0:$${NISTCHAT_PORT:-8000}"
+	@$(NISTCHAT) serve --host 0.0.0.0 --port $${NISTCHAT_PORT:-8000}
+
+# pytest exits 5 when it collected no tests; that is a failure of the suite, reported plainly.
+define run_pytest
+	@echo "==> pytest $(1)"
+	@$(PY) -m pytest $(1); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "!! pytest collected no tests"; fi; exit $$rc
+endef
+
+test: models-test assets browser
+	$(call run_pytest,-q -m "not slow")
+
+test-slow: models-run models-test assets browser
+	$(call run_pytest,-q -m slow)
+
+test-all: models-run models-test assets browser
+	$(call run_pytest,-q -m "")
+
+bench: models-run models-test
+	@$(PY) scripts/bench_ingest.py
+	@$(PY) scripts/bench_retrieval.py
+	@$(PY) scripts/bench_answer.py
