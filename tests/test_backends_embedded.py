@@ -1,0 +1,120 @@
+"""Embedded backends on the real weights under data/models, and offline provisioning."""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nistchat.engine.backends import provision
+from nistchat.engine.backends.base import ModelMissing, parse_yes_no
+from nistchat.engine.backends.embedded import GenerationQueue
+from nistchat.engine.backends.select import ModelRegistry
+from tests.conftest import MODELS_DIR, make_settings
+
+
+def test_embedder_is_real_and_normalised(runtime):
+    embedder = runtime.models.get("embedder")
+    vectors = embedder.embed(["risk management framework", "AI risk management", "a recipe for bread"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_cross_encoder_plumbing_on_real_checkpoint():
+    """No ms-marco weights exist offline; a CrossEncoder over the MiniLM checkpoint (fresh
+    classification head) proves the reranker code runs end to end on real weights."""
+    from nistchat.engine.backends.embedded import CrossEncoderReranker
+
+    reranker = CrossEncoderReranker(MODELS_DIR / "all-MiniLM-L6-v2")
+    scores = reranker.score("what is GOVERN?", ["GOVERN cultivates a culture of risk management.", "Bread."])
+    assert len(scores) == 2 and all(isinstance(s, float) for s in scores)
+    assert reranker.score("q", []) == []
+
+
+def test_missing_reranker_is_reported_not_hidden(tmp_path):
+    registry = ModelRegistry(make_settings(tmp_path, reranker=str(tmp_path / "no-such-model")))
+    assert registry.optional("reranker") is None
+    assert "not found" in registry.reason_missing("reranker")
+    assert registry.describe()[1]["loaded"] is False
+
+
+def test_missing_gguf_is_model_missing(tmp_path):
+    registry = ModelRegistry(make_settings(tmp_path, gguf=str(tmp_path / "absent.gguf")))
+    with pytest.raises(ModelMissing, match="nistchat models install"):
+        registry.get("reader")
+
+
+def test_llama_reader_streams_and_judges(runtime):
+    reader = runtime.models.get("reader")
+    pieces = list(reader.stream([{"role": "user", "content": "Reply with the single word: ready"}], max_tokens=8))
+    assert len(pieces) >= 1 and "".join(pieces).strip()
+    judge = runtime.models.get("verifier")
+    doc = "The AI RMF Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE."
+    assert judge.check(doc, "The AI RMF Core has four functions.") is True
+    assert judge.check(doc, "The AI RMF Core has nine functions, including AUDIT.") is False
+
+
+def test_parse_yes_no():
+    assert parse_yes_no("Yes.") and parse_yes_no(" **yes**") and not parse_yes_no("No") and not parse_yes_no("")
+
+
+def test_generation_queue_serves_in_arrival_order_and_skips_cancelled():
+    queue = GenerationQueue()
+    order: list[int] = []
+    tickets = [queue.ticket() for _ in range(4)]
+    assert [queue.ahead(t) for t in tickets] == [0, 1, 2, 3]
+    queue.cancel(tickets[2])  # gave up waiting
+
+    def worker(t):
+        assert queue.acquire(t, timeout=5)
+        order.append(t)
+        queue.release()
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in reversed([tickets[0], tickets[1], tickets[3]])]
+    for th in threads:
+        th.start()
+        time.sleep(0.05)
+    for th in threads:
+        th.join(5)
+    assert order == [tickets[0], tickets[1], tickets[3]]
+    assert not queue.acquire(queue.ticket() + 5, timeout=0.05)
+
+
+def _fake_split_wheels(folder: Path, package: str, payload: bytes, parts: int) -> None:
+    """Wheels laid out like the real weight packages: <pkg>/data/partNN.bin in each."""
+    size = -(-len(payload) // parts)
+    for n in range(1, parts + 1):
+        name = package.format(n=n)
+        with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-0.1.0-py3-none-any.whl", "w") as zf:
+            zf.writestr(f"{name.replace('-', '_')}/data/part{n:02d}.bin", payload[(n - 1) * size:n * size])
+
+
+def test_provision_assembles_parts_and_verifies_sha(tmp_path):
+    payload = bytes(range(256)) * 1000
+    wheels = tmp_path / "_wheels"
+    wheels.mkdir()
+    _fake_split_wheels(wheels, "demo-part{n}", payload, 3)
+    spec = provision.SplitGGUF("demo", "demo.gguf", "demo-part{n}", 3, hashlib.sha256(payload).hexdigest())
+    out = provision.install_gguf(spec, tmp_path, log=lambda *_: None)
+    assert out.read_bytes() == payload
+    assert not list(wheels.glob("*.whl"))  # parts removed once assembled
+
+    _fake_split_wheels(wheels, "demo-part{n}", payload, 3)
+    bad = provision.SplitGGUF("bad", "bad.gguf", "demo-part{n}", 3, "0" * 64)
+    with pytest.raises(provision.ProvisionError, match="sha256"):
+        provision.install_gguf(bad, tmp_path, log=lambda *_: None)
+    assert not (tmp_path / "bad.gguf").exists() and not (tmp_path / "bad.part").exists()
+
+
+def test_installed_readers_match_published_sha256():
+    """The files `nistchat models install` put in place are the published weights (hash cached by size)."""
+    spec = provision.GGUF_PACKAGES["qwen2.5-coder-0.5b"]
+    path = MODELS_DIR / spec.filename
+    if not path.exists():
+        pytest.skip("0.5B reader not installed (make test installs it)")
+    assert provision.sha256_file(path) == spec.sha256

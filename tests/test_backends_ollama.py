@@ -1,0 +1,131 @@
+"""The Ollama backends over FakeOllamaServer (a fake: no Ollama can run here), speaking the real
+HTTP/NDJSON protocol through the real `ollama` client."""
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+
+from nistchat.engine.backends import ollama as ob
+from nistchat.engine.backends.base import Interrupted, ModelMissing, TimedOut, Unreachable
+from nistchat.engine.backends.select import ModelRegistry
+from tests.conftest import make_settings
+from tests.fake_ollama import FakeOllamaServer
+
+
+@pytest.fixture
+def fake():
+    with FakeOllamaServer() as server:
+        yield server
+
+
+def closed_port_host() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_list_models_and_has_model(fake):
+    names = ob.list_models(fake.host)
+    assert "qwen2.5:3b" in names
+    assert ob.has_model(names, "bespoke-minicheck")  # pulled as name, listed as name:latest
+    assert not ob.has_model(names, "llama3:8b")
+
+
+def test_reader_streams_pieces_in_order(fake):
+    reader = ob.OllamaReader(fake.host, "qwen2.5:3b", timeout_s=5)
+    pieces = list(reader.stream([{"role": "user", "content": "What are the AI RMF functions?"}], max_tokens=50))
+    assert len(pieces) > 3
+    assert "".join(pieces) == fake.reply
+    endpoint, body = fake.requests[-1]
+    assert endpoint == "chat" and body["stream"] is True and body["options"]["num_predict"] == 50
+
+
+def test_missing_model_is_typed(fake):
+    reader = ob.OllamaReader(fake.host, "llama3:8b", timeout_s=5)
+    with pytest.raises(ModelMissing, match="ollama pull llama3:8b"):
+        list(reader.stream([{"role": "user", "content": "hi"}]))
+
+
+def test_unreachable_is_typed():
+    reader = ob.OllamaReader(closed_port_host(), "qwen2.5:3b", timeout_s=2)
+    with pytest.raises(Unreachable, match="not reachable"):
+        list(reader.stream([{"role": "user", "content": "hi"}]))
+
+
+def test_timeout_is_typed(fake):
+    fake.delay_s = 1.5
+    reader = ob.OllamaReader(fake.host, "qwen2.5:3b", timeout_s=0.5)
+    with pytest.raises(TimedOut):
+        list(reader.stream([{"role": "user", "content": "hi"}]))
+
+
+def test_stream_dropped_midway_is_interrupted(fake):
+    fake.drop_after_chunks = 3
+    reader = ob.OllamaReader(fake.host, "qwen2.5:3b", timeout_s=5)
+    received = []
+    with pytest.raises(Interrupted):
+        for piece in reader.stream([{"role": "user", "content": "hi"}]):
+            received.append(piece)
+    assert len(received) == 3
+
+
+def test_verifier_uses_minicheck_format(fake):
+    verifier = ob.OllamaVerifier(fake.host, "bespoke-minicheck", timeout_s=5)
+    assert verifier.check("The sky is blue.", "The sky is blue.") is True
+    endpoint, body = fake.requests[-1]
+    assert endpoint == "generate" and body["prompt"] == "Document: The sky is blue.\nClaim: The sky is blue."
+    fake.verdict = "No"
+    assert verifier.check("The sky is blue.", "The sky is green.") is False
+
+
+def test_embedder_returns_normalised_rows(fake):
+    embedder = ob.OllamaEmbedder(fake.host, "bge-m3", timeout_s=5)
+    vectors = embedder.embed(["a", "b", "c"], batch_size=2)
+    assert vectors.shape == (3, fake.embed_dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_auto_picks_ollama_when_it_has_the_reader(fake, tmp_path):
+    settings = make_settings(tmp_path, backend="auto", ollama_host=fake.host)
+    registry = ModelRegistry(settings)
+    assert registry.states["reader"].backend == "ollama"
+    assert registry.states["verifier"].model == "bespoke-minicheck"
+    assert "has 'qwen2.5:3b'" in registry.states["reader"].reason
+    assert "".join(registry.get("reader").stream([{"role": "user", "content": "q"}])) == fake.reply
+
+
+def test_auto_without_verifier_model_uses_reader_as_judge(tmp_path):
+    with FakeOllamaServer(models=("qwen2.5:3b",), reply="Yes") as fake:
+        registry = ModelRegistry(make_settings(tmp_path, backend="auto", ollama_host=fake.host))
+        assert "judge" in registry.states["verifier"].model
+        assert registry.get("verifier").check("Doc text.", "Claim.") is True
+        endpoint, body = fake.requests[-1]
+        assert endpoint == "chat" and body["messages"][-1]["content"] == "Document: Doc text.\nClaim: Claim."
+        fake.reply = "No, it is not supported."
+        assert registry.get("verifier").check("Doc text.", "Claim.") is False
+
+
+def test_auto_falls_back_to_embedded_and_says_why(tmp_path):
+    registry = ModelRegistry(make_settings(tmp_path, backend="auto", ollama_host=closed_port_host()))
+    state = registry.states["reader"]
+    assert state.backend == "embedded"
+    assert "not reachable" in state.reason
+
+
+def test_auto_falls_back_when_reader_model_missing(tmp_path):
+    with FakeOllamaServer(models=("llama3:8b",)) as fake:
+        registry = ModelRegistry(make_settings(tmp_path, backend="auto", ollama_host=fake.host))
+        assert registry.states["reader"].backend == "embedded"
+        assert "has no 'qwen2.5:3b'" in registry.states["reader"].reason
+
+
+def test_forced_ollama_never_downgrades_silently(tmp_path):
+    registry = ModelRegistry(make_settings(tmp_path, backend="ollama", ollama_host=closed_port_host()))
+    assert registry.states["reader"].backend == "ollama"
+    with pytest.raises(Unreachable):
+        registry.get("reader")
+    assert "not reachable" in registry.describe()[2]["error"]
+    assert registry.optional("reader") is None
