@@ -1,0 +1,314 @@
+"""Stages 5-6: diversity caps, parent expansion, table-neighbour pull and the token budget.
+
+Why: children are small so that search is precise, but the reader needs the semantic unit around
+a hit (the whole table, the list with its lead-in). Several children of one parent become one
+passage; a per-section cap (tighter for figures) stops near-duplicate chunks from filling the
+window; a table split into segments gets its sibling segments pulled in so a six-row table
+reaches the reader whole; and everything is fitted into `context_tokens`, trimming long parents
+around the sentences/rows that matched rather than cutting them blindly at the end.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .types import Candidate, Parent, Passage
+
+ELLIPSIS = "[…]"
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+def count_tokens(text: str) -> int:
+    """Estimate of reader tokens: words and punctuation marks (BPE tokenizers land within ~15 %)."""
+    return len(_TOKEN.findall(text))
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[*|#`]", " ", text)).strip().lower()
+
+
+@dataclass
+class ExpandConfig:
+    k: int = 6  # passages (parents) handed to the reader
+    budget_tokens: int = 1500
+    max_per_section: int = 2  # distinct parents from one heading path
+    max_per_figure: int = 1  # distinct figure parents from one heading path (captions repeat)
+    pull_table_neighbours: bool = True
+    min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
+
+
+@dataclass
+class Piece:
+    """One parent's text inside a passage: the hit parent itself or a pulled table neighbour."""
+    parent: Parent
+    hit: bool
+    hit_texts: list[str] = field(default_factory=list)  # child texts that matched inside it
+
+
+@dataclass
+class Slot:
+    """One passage under construction."""
+    parent: Parent  # the best-ranked parent; its id/metadata label the passage
+    score: float
+    pieces: list[Piece]
+    hits: list[str] = field(default_factory=list)  # child ids merged into this passage
+    text: str = ""
+    trimmed: bool = False
+
+    def piece(self, parent_id: str) -> Piece | None:
+        return next((p for p in self.pieces if p.parent.id == parent_id), None)
+
+
+def _cap_key(parent: Parent) -> tuple:
+    return (parent.doc, tuple(parent.heading_path), parent.kind == "figure")
+
+
+def _table_siblings(parent: Parent, parents: dict[str, Parent]) -> list[Parent]:
+    """The other segments of a split table, in document order (neighbours that are tables of the doc)."""
+    if parent.kind != "table":
+        return []
+    sibs = [parents[n] for n in parent.neighbours if n in parents and n != parent.id]
+    return [s for s in sibs if s.kind == "table" and s.doc == parent.doc]
+
+
+def _doc_order(parent: Parent, parents: dict[str, Parent], members: list[Parent]) -> list[Parent]:
+    """Order a table's segments by following next_id links from the earliest one."""
+    ids = {m.id for m in members}
+    ordered, seen = [], set()
+    for start in members:
+        node = start
+        while node.prev_id in ids and node.prev_id not in seen and node.prev_id != start.id:
+            node = parents[node.prev_id]
+        while node and node.id in ids and node.id not in seen:
+            ordered.append(node)
+            seen.add(node.id)
+            node = parents.get(node.next_id) if node.next_id else None
+    return ordered + [m for m in members if m.id not in seen]
+
+
+def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandConfig,
+           child_text: dict[str, str] | None = None) -> tuple[list[Slot], list[dict]]:
+    """Walk the ranked candidates into at most k passages; returns (slots, cap decisions for the trace)."""
+    child_text = child_text or {}
+    slots: list[Slot] = []
+    owner: dict[str, Slot] = {}  # parent id -> slot holding it (as hit or pulled neighbour)
+    per_key: dict[tuple, int] = {}
+    capped: list[Candidate] = []
+    decisions: list[dict] = []
+    seen_text: dict[str, Slot] = {}
+
+    def add_hit(slot: Slot, cand: Candidate, parent: Parent) -> None:
+        piece = slot.piece(parent.id)
+        if piece is None:
+            piece = Piece(parent, True)
+            slot.pieces.append(piece)
+        piece.hit = True
+        if cand.child_id in child_text:
+            piece.hit_texts.append(child_text[cand.child_id])
+        slot.hits.append(cand.child_id)
+
+    def open_slot(cand: Candidate, parent: Parent) -> Slot:
+        slot = Slot(parent, cand.score, [])
+        add_hit(slot, cand, parent)
+        owner[parent.id] = slot
+        seen_text.setdefault(_norm(parent.text), slot)
+        key = _cap_key(parent)
+        per_key[key] = per_key.get(key, 0) + 1
+        if cfg.pull_table_neighbours:
+            sibs = [s for s in _table_siblings(parent, parents) if s.id not in owner]
+            for sib in sibs:
+                slot.pieces.append(Piece(sib, False))
+                owner[sib.id] = slot
+            if sibs:
+                order = {p.id: i for i, p in enumerate(_doc_order(parent, parents, [p.parent for p in slot.pieces]))}
+                slot.pieces.sort(key=lambda p: order[p.parent.id])
+        slots.append(slot)
+        return slot
+
+    for cand in candidates:
+        parent = parents.get(cand.parent_id)
+        if parent is None:
+            continue
+        if parent.id in owner:  # duplicate child of a chosen parent, or a pulled table segment
+            add_hit(owner[parent.id], cand, parent)
+            continue
+        dup = seen_text.get(_norm(parent.text))
+        if dup is not None:  # identical text under another id (repeated caption, copied table)
+            dup.hits.append(cand.child_id)
+            owner[parent.id] = dup
+            decisions.append({"child": cand.child_id, "parent": parent.id, "action": "merged-duplicate",
+                              "into": dup.parent.id})
+            continue
+        if len(slots) >= cfg.k:
+            continue
+        key = _cap_key(parent)
+        cap = cfg.max_per_figure if key[2] else cfg.max_per_section
+        if per_key.get(key, 0) >= cap:
+            capped.append(cand)
+            decisions.append({"child": cand.child_id, "parent": parent.id, "action": "capped",
+                              "section": parent.section, "cap": cap})
+            continue
+        open_slot(cand, parent)
+    # Backfill: caps exist to make room for other material; when there is none, use capped ones.
+    for cand in capped:
+        if len(slots) >= cfg.k:
+            break
+        parent = parents[cand.parent_id]
+        if parent.id in owner:
+            add_hit(owner[parent.id], cand, parent)
+            continue
+        open_slot(cand, parent)
+        decisions.append({"child": cand.child_id, "parent": parent.id, "action": "backfilled"})
+    return slots, decisions
+
+
+def _units(parent: Parent) -> list[str]:
+    """Trim units: lines for tables and lists (rows, items), sentences within lines for prose."""
+    lines = [ln for ln in parent.text.split("\n") if ln.strip()]
+    if parent.kind in ("table", "list"):
+        return lines
+    out: list[str] = []
+    for ln in lines:
+        out.extend(s for s in _SENTENCE_END.split(ln) if s.strip())
+    return out
+
+
+def _header_count(parent: Parent, units: list[str]) -> int:
+    """Leading units that label the rest (table caption + header + separator, or a list's lead-in)."""
+    if parent.kind == "table":
+        for i, u in enumerate(units[:6]):
+            if re.fullmatch(r"\s*\|?\s*:?-{2,}.*", u):
+                return i + 1
+        return 1
+    return 1 if parent.kind in ("list", "figure") else 0
+
+
+def _unit_scores(units: list[str], hit_texts: list[str], terms: set[str]) -> list[float]:
+    hits = [_norm(h) for h in hit_texts]
+    scores = []
+    for u in units:
+        nu = _norm(u)
+        inside = any(nu and nu in h for h in hits) or any(h and h in nu for h in hits)
+        words = set(re.findall(r"\w+", nu))
+        scores.append((10.0 if inside else 0.0) + len(words & terms) / (1 + math.log1p(len(words))))
+    return scores
+
+
+def trim(piece: Piece, budget: int, terms: set[str]) -> str:
+    """Keep the header units and the best-matching units (in document order) within `budget` tokens."""
+    units = _units(piece.parent)
+    text = "\n".join(units)
+    if count_tokens(text) <= budget:
+        return text
+    head = _header_count(piece.parent, units)
+    keep = set(range(min(head, len(units))))
+    used = sum(count_tokens(units[i]) for i in keep)
+    scores = _unit_scores(units, piece.hit_texts, terms)
+    best = max(range(len(units)), key=lambda i: (scores[i], -i)) if units else 0
+    order = sorted(range(len(units)), key=lambda i: (-scores[i], abs(i - best), i))
+    for i in order:
+        if i in keep:
+            continue
+        cost = count_tokens(units[i])
+        if used + cost <= budget:
+            keep.add(i)
+            used += cost
+    if len(keep) <= head and units:  # nothing beyond the header fits: cut the best unit itself
+        words = units[best].split()
+        room = max(8, budget - used)
+        keep.add(best)
+        units = list(units)
+        units[best] = " ".join(words[:room])
+    render = lambda: _render(units, keep)  # noqa: E731
+    text = render()
+    droppable = [i for i in sorted(keep, key=lambda i: (scores[i], -abs(i - best))) if i >= head and i != best]
+    while count_tokens(text) > budget and droppable:  # gap markers cost tokens too
+        keep.discard(droppable.pop(0))
+        text = render()
+    return text
+
+
+def _render(units: list[str], keep: set[int]) -> str:
+    out, last = [], -1
+    for i in sorted(keep):
+        if i != last + 1:
+            out.append(ELLIPSIS)
+        out.append(units[i])
+        last = i
+    if last < len(units) - 1:
+        out.append(ELLIPSIS)
+    return "\n".join(out)
+
+
+def _allocate(sizes: list[int], budget: int) -> list[int]:
+    """Water-filling: small passages keep everything, the rest share what is left equally."""
+    alloc = [0] * len(sizes)
+    left, open_ = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while open_:
+        share = left // len(open_)
+        i = open_[0]
+        if sizes[i] <= share:
+            alloc[i] = sizes[i]
+            left -= sizes[i]
+            open_.pop(0)
+        else:
+            for j in open_:
+                alloc[j] = share
+            break
+    return alloc
+
+
+def _slot_text(slot: Slot, budget: int | None, terms: set[str]) -> str:
+    if budget is None:
+        return "\n".join(p.parent.text.strip() for p in slot.pieces)
+    hit_pieces = [p for p in slot.pieces if p.hit]
+    # Pulled neighbours go first when the budget is short: the hit segment is what matched.
+    full = [count_tokens(p.parent.text) for p in slot.pieces]
+    if sum(full) <= budget:
+        return "\n".join(p.parent.text.strip() for p in slot.pieces)
+    kept = list(hit_pieces)
+    room = budget - sum(count_tokens(p.parent.text) for p in kept)
+    for p in slot.pieces:
+        if not p.hit and count_tokens(p.parent.text) <= room:
+            kept.append(p)
+            room -= count_tokens(p.parent.text)
+    kept = [p for p in slot.pieces if p in kept]
+    sizes = [count_tokens(p.parent.text) for p in kept]
+    alloc = _allocate(sizes, budget)
+    return "\n".join(trim(p, a, terms) for p, a in zip(kept, alloc))
+
+
+def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[Slot]:
+    """Fit passages into `budget` tokens: drop the lowest-ranked ones if each would get too little."""
+    terms = set(re.findall(r"\w+", _norm(query))) - _QUERY_STOP
+    slots = list(slots)
+    while slots and budget // len(slots) < cfg.min_passage_tokens and len(slots) > 1:
+        slots.pop()
+    sizes = [sum(count_tokens(p.parent.text) for p in s.pieces) for s in slots]
+    alloc = _allocate(sizes, budget)
+    for slot, size, a in zip(slots, sizes, alloc):
+        slot.text = _slot_text(slot, None if size <= a else a, terms)
+        slot.trimmed = size > a
+    return slots
+
+
+_QUERY_STOP = {"the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "is", "are", "what", "which", "how",
+               "why", "does", "do", "did", "it", "its", "that", "this", "with", "by", "as", "be", "from", "at",
+               "nist", "s", "about", "there", "their", "they"}
+
+
+def to_passages(slots: list[Slot]) -> list[Passage]:
+    """Passages in reader order: best first (rank 1), which is also the order they are cited by."""
+    return [Passage(rank=i, id=s.parent.id, doc=s.parent.doc, title=s.parent.title, section=s.parent.section,
+                    kind=s.parent.kind, page=s.parent.page, text=s.text, score=round(float(s.score), 6))
+            for i, s in enumerate(slots, start=1)]
+
+
+def expand(candidates: list[Candidate], parents: dict[str, Parent], query: str, cfg: ExpandConfig,
+           child_text: dict[str, str] | None = None) -> tuple[list[Passage], list[Slot], list[dict]]:
+    """Candidates -> passages that fit the budget; also returns the slots and cap decisions for the trace."""
+    slots, decisions = select(candidates, parents, cfg, child_text)
+    slots = fit(slots, cfg.budget_tokens, query, cfg)
+    return to_passages(slots), slots, decisions

@@ -1,0 +1,112 @@
+"""Stage 1: turn the user's question into the text both retrievers search with.
+
+Why a stage of its own: identifiers such as GOVERN 1.2, PW.1.1, MP-5.1-005 or DP-SGD are the
+strongest keyword signal in this corpus, so normalisation must never break them (no lowercasing,
+no punctuation stripping here; BM25 tokenisation happens in the index's own tokenizer). A short
+follow-up ("and the second one?") carries no topic of its own, so the previous user question is
+prepended for retrieval only; the question shown to the user is unchanged.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+# Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
+_TRANSLATE = str.maketrans({
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u200b": "",
+})
+
+# Framework identifiers: GOVERN 1.2, MAP 5.1, MEASURE 2.11, MANAGE 4 (function + number),
+# SSDF practice/task ids PW.1.1, PO.1.2.R1, GenAI Profile action ids MP-5.1-005, GV-1.2-001.
+_FUNCTION_ID = re.compile(r"\b(GOVERN|MAP|MEASURE|MANAGE)\s*-?\s*(\d+(?:\.\d+)*)\b", re.IGNORECASE)
+_DOTTED_ID = re.compile(r"\b[A-Z]{2}\.\d+(?:\.\d+)*(?:\.R\d+)?\b", re.IGNORECASE)
+_ACTION_ID = re.compile(r"\b[A-Z]{2}-\d+(?:\.\d+)*-\d{3}\b", re.IGNORECASE)
+# Acronyms, possibly hyphenated (GAI, TEVV, DP-SGD, CBRN, AI RMF's "RMF").
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*[A-Z](?:-[A-Z0-9]+)*s?\b")
+
+# Words that, leading a short question, mark it as a follow-up leaning on the previous turn.
+_FOLLOW_UP_START = re.compile(
+    r"^(and|but|also|so|then|what about|how about|and what|and how|what else|why|how so|"
+    r"which one|the (first|second|third|fourth|fifth|sixth|last|other|next|previous)|"
+    r"(tell|say) me more|more on|elaborate|explain (that|this|it)|same for)\b",
+    re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|one|ones|the latter|the former)\b",
+                      re.IGNORECASE)
+_STOP = {"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "for", "is", "are", "was", "were",
+         "what", "which", "who", "how", "why", "when", "where", "do", "does", "did", "about", "me", "more",
+         "tell", "say", "it", "its", "they", "them", "their", "this", "that", "these", "those", "one", "ones",
+         "else", "also", "so", "then", "first", "second", "third", "last", "other", "next", "same", "with",
+         "be", "can", "could", "would", "should", "please", "there", "any", "some"}
+FOLLOW_UP_MAX_CONTENT_WORDS = 3  # a question with more topic words than this stands on its own
+
+
+@dataclass
+class Query:
+    original: str
+    text: str  # normalised question (what the reader and reranker see)
+    search_text: str  # what dense and BM25 search with (text, or previous question + text)
+    identifiers: list[str] = field(default_factory=list)
+    rewritten: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"original": self.original, "text": self.text, "search_text": self.search_text,
+                "identifiers": self.identifiers, "rewritten": self.rewritten, "note": self.note}
+
+
+def normalise(question: str) -> str:
+    """NFKC, ASCII dashes/quotes, one space between words, and canonical framework ids."""
+    text = unicodedata.normalize("NFKC", question or "").translate(_TRANSLATE)
+    text = re.sub(r"\s+", " ", text).strip()
+    # "govern1.2", "Govern 1.2", "GOVERN-1.2" all become "GOVERN 1.2" as the AI RMF writes it.
+    return _FUNCTION_ID.sub(lambda m: f"{m.group(1).upper()} {m.group(2)}", text)
+
+
+def identifiers(text: str) -> list[str]:
+    """Identifiers and acronyms in the order they appear, without duplicates."""
+    found: list[tuple[int, str]] = []
+    for pattern in (_FUNCTION_ID, _ACTION_ID, _DOTTED_ID, _ACRONYM):
+        for m in pattern.finditer(text):
+            if not any(s <= m.start() < s + len(v) for s, v in found):
+                found.append((m.start(), m.group(0)))
+    seen, out = set(), []
+    for _, value in sorted(found):
+        if value not in seen:
+            seen.add(value)
+            out.append(value)
+    return out
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[A-Za-z0-9][\w.-]*", text) if w.lower() not in _STOP]
+
+
+def is_follow_up(text: str) -> bool:
+    """A short question that opens like a follow-up or leans on a pronoun, with no id of its own."""
+    if identifiers(text) and not _FOLLOW_UP_START.match(text):
+        return False
+    content = _content_words(text)
+    if len(content) > FOLLOW_UP_MAX_CONTENT_WORDS:
+        return False
+    return bool(_FOLLOW_UP_START.match(text) or _PRONOUN.search(text) or not content)
+
+
+def _previous_question(history: list[dict] | None, current: str) -> str:
+    """The latest earlier user turn (a history that already ends with this question skips it)."""
+    for turn in reversed(history or []):
+        content = normalise(str(turn.get("content", "") or ""))
+        if turn.get("role") == "user" and content and content != current:
+            return content
+    return ""
+
+
+def prepare(question: str, history: list[dict] | None = None) -> Query:
+    """Normalise the question and, for a follow-up, search with the previous question prepended."""
+    text = normalise(question)
+    previous = _previous_question(history, text)
+    if previous and is_follow_up(text):
+        return Query(question, text, f"{previous} {text}", identifiers(f"{previous} {text}"), True,
+                     "follow-up: previous user question prepended for retrieval")
+    return Query(question, text, text, identifiers(text))

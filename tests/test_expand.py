@@ -1,0 +1,108 @@
+"""Caps, parent mapping, duplicate merge, table-neighbour pull and the token budget, on hand-built parents."""
+from nistchat.engine.expand import ELLIPSIS, ExpandConfig, count_tokens, expand, select, trim, Piece
+from nistchat.engine.types import Candidate, Parent
+
+
+def P(pid, text, section=("Doc", "Sec"), kind="prose", doc="D", **kw):
+    return Parent(pid, doc, "Doc title", list(section), kind, text, **kw)
+
+
+def C(child, parent, score):
+    return Candidate(child, parent, score)
+
+
+def test_children_map_to_parents_and_duplicates_merge():
+    parents = {"p1": P("p1", "alpha text"), "p2": P("p2", "beta text", section=("Doc", "Other"))}
+    cands = [C("c1", "p1", 0.9), C("c2", "p2", 0.8), C("c3", "p1", 0.7)]
+    passages, slots, _ = expand(cands, parents, "q", ExpandConfig(k=6))
+    assert [p.id for p in passages] == ["p1", "p2"]
+    assert slots[0].hits == ["c1", "c3"]
+    assert [p.rank for p in passages] == [1, 2] and passages[0].score == 0.9
+    assert passages[0].section == "Doc > Sec" and passages[0].title == "Doc title"
+
+
+def test_section_cap_makes_room_then_backfills():
+    parents = {f"s{i}": P(f"s{i}", f"same section text {i}") for i in range(4)}
+    parents["o"] = P("o", "other section", section=("Doc", "Elsewhere"))
+    cands = [C(f"c{i}", f"s{i}", 1 - i / 10) for i in range(4)] + [C("co", "o", 0.1)]
+    slots, decisions = select(cands, parents, ExpandConfig(k=3, max_per_section=2))
+    assert [s.parent.id for s in slots] == ["s0", "s1", "o"]
+    assert {d["parent"] for d in decisions if d["action"] == "capped"} == {"s2", "s3"}
+    slots, decisions = select(cands, parents, ExpandConfig(k=4, max_per_section=2))
+    assert [s.parent.id for s in slots] == ["s0", "s1", "o", "s2"]  # no other material: backfill
+    assert any(d["action"] == "backfilled" for d in decisions)
+
+
+def test_figure_cap_is_tighter():
+    parents = {f"f{i}": P(f"f{i}", f"Figure 3 caption variant {i}", section=("Doc", "Figure 3"), kind="figure")
+               for i in range(3)}
+    parents["x"] = P("x", "prose", section=("Doc", "Body"))
+    cands = [C("a", "f0", 0.9), C("b", "f1", 0.8), C("c", "f2", 0.7), C("d", "x", 0.1)]
+    slots, _ = select(cands, parents, ExpandConfig(k=2, max_per_figure=1))
+    assert [s.parent.id for s in slots] == ["f0", "x"]
+
+
+def test_identical_text_under_another_id_merges():
+    parents = {"a": P("a", "Figure 1: Distribution"), "b": P("b", "figure 1:  distribution", section=("Doc", "X"))}
+    slots, decisions = select([C("c1", "a", 1), C("c2", "b", 0.5)], parents, ExpandConfig())
+    assert len(slots) == 1 and slots[0].hits == ["c1", "c2"]
+    assert decisions[0]["action"] == "merged-duplicate"
+
+
+def test_table_segment_pulls_its_siblings_in_document_order():
+    seg = dict(section=("Doc", "Table 1"), kind="table")
+    parents = {
+        "t1": P("t1", "Table 1 Cats\n| A | B |\n| --- | --- |\n| r1 | x |", next_id="t2", neighbours=["t2", "t3"], **seg),
+        "t2": P("t2", "| r2 | y |", prev_id="t1", next_id="t3", neighbours=["t1", "t3"], **seg),
+        "t3": P("t3", "| r3 | z |", prev_id="t2", neighbours=["t1", "t2"], **seg),
+        "p": P("p", "unrelated prose", section=("Doc", "Body")),
+    }
+    cands = [C("c2", "t2", 0.9), C("cp", "p", 0.5), C("c3", "t3", 0.4)]
+    passages, slots, _ = expand(cands, parents, "q", ExpandConfig(k=6))
+    assert [p.id for p in passages] == ["t2", "p"]  # t3's hit merges into the table passage
+    assert [pc.parent.id for pc in slots[0].pieces] == ["t1", "t2", "t3"]
+    assert passages[0].text.index("r1") < passages[0].text.index("r2") < passages[0].text.index("r3")
+    assert slots[0].hits == ["c2", "c3"]
+    off, _, _ = expand(cands, parents, "q", ExpandConfig(k=6, pull_table_neighbours=False))
+    assert [p.id for p in off] == ["t2", "p", "t3"] and "r1" not in off[0].text
+
+
+def test_budget_is_respected_and_small_passages_stay_whole():
+    long_text = " ".join(f"Sentence number {i} talks about filler material." for i in range(200))
+    parents = {"big": P("big", long_text), "small": P("small", "Short and complete.", section=("Doc", "B"))}
+    passages, slots, _ = expand([C("a", "big", 1), C("b", "small", 0.5)], parents, "q",
+                                ExpandConfig(budget_tokens=300))
+    assert sum(count_tokens(p.text) for p in passages) <= 300
+    assert passages[1].text == "Short and complete."
+    assert slots[0].trimmed and not slots[1].trimmed
+
+
+def test_trim_keeps_the_matching_sentence_and_marks_gaps():
+    text = " ".join(f"Filler sentence {i} about nothing in particular." for i in range(60))
+    text += " The six monitoring categories are listed in Table 1. " + text
+    piece = Piece(P("p", text), True, ["The six monitoring categories are listed in Table 1."])
+    out = trim(piece, 60, {"monitoring", "categories"})
+    assert "The six monitoring categories are listed in Table 1." in out
+    assert ELLIPSIS in out and count_tokens(out) <= 60
+
+
+def test_trim_keeps_table_header_with_matching_row():
+    rows = "\n".join(f"| row {i} | filler value {i} |" for i in range(80))
+    text = "Table 2 Things\n| Name | Value |\n| --- | --- |\n" + rows + "\n| target row | the answer |"
+    out = trim(Piece(P("t", text, kind="table"), True, ["| target row | the answer |"]), 40, set())
+    lines = out.split("\n")
+    assert lines[:3] == ["Table 2 Things", "| Name | Value |", "| --- | --- |"]
+    assert "| target row | the answer |" in lines
+
+
+def test_tiny_budget_drops_tail_passages_rather_than_starving_all():
+    parents = {f"p{i}": P(f"p{i}", f"word{i} " * 100, section=("Doc", str(i))) for i in range(6)}
+    passages, _, _ = expand([C(f"c{i}", f"p{i}", 1 - i / 10) for i in range(6)], parents, "q",
+                            ExpandConfig(budget_tokens=200, min_passage_tokens=60))
+    assert [p.id for p in passages] == ["p0", "p1", "p2"]
+    assert sum(count_tokens(p.text) for p in passages) <= 200
+
+
+def test_unknown_parent_is_skipped():
+    passages, _, _ = expand([C("c", "missing", 1.0)], {}, "q", ExpandConfig())
+    assert passages == []

@@ -1,0 +1,55 @@
+"""Query stage: normalisation keeps identifiers intact; follow-ups borrow the previous question."""
+from nistchat.engine.query import identifiers, is_follow_up, normalise, prepare
+
+HISTORY = [{"role": "user", "content": "What are the six monitoring categories in AI 800-4?"},
+           {"role": "assistant", "content": "Functionality, Operational, ..."}]
+
+
+def test_normalise_collapses_space_and_unicode_punctuation():
+    assert normalise("  What\u2019s  the\tAI\u00a0RMF \u2013 core?\n") == "What's the AI RMF - core?"
+
+
+def test_function_ids_are_canonicalised_not_broken():
+    assert normalise("what does govern1.2 say vs Map 5.1 and MEASURE-2.11?") == \
+        "what does GOVERN 1.2 say vs MAP 5.1 and MEASURE 2.11?"
+
+
+def test_identifiers_found_whole():
+    text = "Compare GOVERN 1.2, PW.1.1, PO.1.2.R1, MP-5.1-005 and DP-SGD for GAI"
+    assert identifiers(text) == ["GOVERN 1.2", "PW.1.1", "PO.1.2.R1", "MP-5.1-005", "DP-SGD", "GAI"]
+
+
+def test_identifiers_survive_prepare():
+    q = prepare("What is PW.1.1 in SP 800-218A?")
+    assert "PW.1.1" in q.search_text and q.search_text == q.text and not q.rewritten
+
+
+def test_short_follow_up_gets_previous_question():
+    q = prepare("and the second one?", HISTORY)
+    assert q.rewritten
+    assert q.search_text == "What are the six monitoring categories in AI 800-4? and the second one?"
+    assert q.text == "and the second one?"  # what the reader sees is unchanged
+    assert "follow-up" in q.note
+
+
+def test_self_contained_question_is_not_rewritten():
+    q = prepare("What does the GenAI profile say about confabulation risks?", HISTORY)
+    assert not q.rewritten and q.search_text == q.text
+
+
+def test_no_history_no_rewrite():
+    assert not prepare("and the second one?").rewritten
+    assert not prepare("and the second one?", []).rewritten
+
+
+def test_history_ending_with_same_question_is_skipped():
+    history = HISTORY + [{"role": "user", "content": "why?"}]
+    q = prepare("why?", history)
+    assert q.search_text.startswith("What are the six monitoring categories")
+
+
+def test_follow_up_detection():
+    assert is_follow_up("what about the third?")
+    assert is_follow_up("tell me more")
+    assert not is_follow_up("What is GOVERN 1.2?")
+    assert not is_follow_up("How should organisations monitor deployed AI systems for drift?")
