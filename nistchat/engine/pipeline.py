@@ -1,0 +1,333 @@
+"""answer(): question -> stream of Events (the contract in shared/DESIGN.md).
+
+sources → token… → verdict… → [retry → token… → verdict…] → final, or error at any point.
+Stages: validate, risk, retrieve, refusal gate, prompt, generate, verify, retry, citations,
+refusal after generation. Each lands in the trace with its timing, so a person can see why an
+answer looks as it does. Plain Python: the web layer and the CLI both consume this generator.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from . import citations, refusal
+from .backends.base import BackendError
+from .generate import stream_answer
+from .prompt import build_messages, estimate_tokens, fit_passages
+from .risk import Risk, classify
+from .runtime import IndexMissing
+from .types import Event, Passage, Trace, Verdict
+from .verify import (VerifyBudget, says_dont_know, should_retry, split_sentences, support_counts,
+                     support_score, verify_sentences)
+
+log = logging.getLogger(__name__)
+
+LIST_DISCLAIMER = "This list may be incomplete — check the source document."
+VERIFY_MODES = ("high", "always", "never")
+
+
+@dataclass
+class Options:
+    """Pipeline knobs, read from settings.extra so a site can tune them without code changes."""
+    k: int = 6
+    max_tokens: int = 320
+    temperature: float = 0.1
+    verify: str = "high"  # high: HIGH-risk questions only · always · never
+    context_tokens: int = 1500
+    history_chars: int = 1000
+
+    @classmethod
+    def from_settings(cls, settings) -> "Options":
+        extra = getattr(settings, "extra", None) or {}
+        verify = str(extra.get("verify", cls.verify)).lower()
+        if verify not in VERIFY_MODES:
+            raise ValueError(f"settings.extra['verify'] must be one of {VERIFY_MODES}, got {verify!r}")
+        return cls(k=int(extra.get("answer_k", cls.k)),
+                   max_tokens=int(extra.get("answer_max_tokens", cls.max_tokens)),
+                   temperature=float(extra.get("answer_temperature", cls.temperature)),
+                   verify=verify,
+                   context_tokens=int(extra.get("answer_context_tokens", getattr(settings, "context_tokens", 1500))),
+                   history_chars=int(extra.get("history_chars", cls.history_chars)))
+
+
+@dataclass
+class Attempt:
+    n: int
+    text: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)
+    verified: bool = False  # every sentence was checked (not only the ones with bad citations)
+    dont_know: bool = False
+    prompt_tokens: int = 0
+    generate_ms: float = 0.0
+    verify_ms: float = 0.0
+    repair: citations.Repair | None = None
+
+    @property
+    def answer(self) -> str:
+        return self.repair.text if self.repair else self.text
+
+    def to_dict(self) -> dict:
+        passed, failed = support_counts(self.verdicts)
+        return {"attempt": self.n, "text": self.text, "answer": self.answer, "verified": self.verified,
+                "dont_know": self.dont_know, "supported": passed, "unsupported": failed,
+                "sentences": [_verdict(v) for v in self.verdicts], "prompt_tokens": self.prompt_tokens,
+                "generate_ms": round(self.generate_ms, 1), "verify_ms": round(self.verify_ms, 1),
+                "citations_dropped": self.repair.dropped if self.repair else [],
+                "citations_mapped": self.repair.mapped if self.repair else []}
+
+
+class _Stopped(Exception):
+    """Generation failed part-way; carries the backend error and the text streamed so far."""
+
+    def __init__(self, error: BackendError, partial: str):
+        super().__init__(error.message)
+        self.error, self.partial = error, partial
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000
+
+
+def _verdict(v: Verdict) -> dict:
+    return {"text": v.text, "supported": v.supported, "passage": v.passage}
+
+
+def _error(kind: str, message: str, partial: str = "") -> Event:
+    return Event("error", {"kind": kind, "message": message, "partial": partial,
+                           "incomplete": bool(partial)})
+
+
+def validate(question, settings) -> str:
+    """Why the question cannot be answered as given ('' when it can); checked before any model call."""
+    if not isinstance(question, str) or not question.strip():
+        return "Please type a question."
+    limit = int(getattr(settings, "max_question_chars", 2000))
+    if len(question) > limit:
+        return f"The question is too long ({len(question):,} characters; the limit is {limit:,})."
+    return ""
+
+
+def _prompt_tokens(reader, messages: list[dict]) -> int:
+    text = "\n".join(m["content"] for m in messages)
+    counter = getattr(reader, "count_tokens", None)
+    try:
+        return (counter(text) if counter else estimate_tokens(text)) + 6 * len(messages)  # + chat template
+    except Exception:  # counting is informational; never fail an answer over it
+        return estimate_tokens(text)
+
+
+class _Run:
+    """State of one answer while it streams."""
+
+    def __init__(self, runtime, question: str, history: list[dict], shown: str):
+        self.runtime = runtime
+        self.settings = runtime.settings
+        self.opts = Options.from_settings(runtime.settings)
+        self.question, self.history, self.shown = question, history, shown
+        self.start = time.perf_counter()
+        self.trace = Trace()
+        self.timings = {"retrieve": 0.0, "first_token": None, "generate": 0.0, "verify": 0.0, "retry": 0.0,
+                        "total": 0.0}
+        self.passages: list[Passage] = []
+        self.risk: Risk = classify(question, self.settings)
+        self.partial: list[str] = []
+
+    def backend(self) -> dict:
+        try:
+            return self.runtime.models.active()
+        except Exception:
+            return {}
+
+    def mark_first_token(self) -> None:
+        if self.timings["first_token"] is None:
+            self.timings["first_token"] = _ms(self.start)
+
+    def final(self, answer: str, *, refused: bool, refusal_reason: str = "", attempts: list[Attempt] = (),
+              chosen: Attempt | None = None, retried: bool = False, extra: dict | None = None) -> Event:
+        self.timings["total"] = _ms(self.start)
+        if self.timings["first_token"] is None:
+            self.timings["first_token"] = self.timings["total"]
+        verified = bool(chosen and chosen.verified)
+        data = {
+            "answer": answer, "refused": refused, "refusal_reason": refusal_reason, "risk": self.risk.level,
+            "risk_kinds": self.risk.kinds, "verified": verified,
+            "sentences": [_verdict(v) for v in (chosen.verdicts if chosen else [])],
+            "retried": retried, "disclaimer": LIST_DISCLAIMER if self.risk.is_list and not refused else "",
+            "sources": citations.source_list(self.passages, "" if refused else answer),
+            "backend": self.backend(),
+            "timings_ms": {k: round(v, 1) for k, v in self.timings.items()},
+            "prompt_tokens": chosen.prompt_tokens if chosen else 0,
+            "attempts": [a.to_dict() for a in attempts],
+            "question": self.question, "label": self.shown,
+            "trace": self.trace.to_dict(),
+        }
+        data.update(extra or {})
+        return Event("final", data)
+
+    # -- one generation + its checks
+    def attempt(self, n: int, reader, *, retry: bool) -> Iterator[Event]:
+        """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
+        att = Attempt(n)
+        messages = build_messages(self.question, self.passages, self.history, retry=retry,
+                                  history_chars=self.opts.history_chars)
+        att.prompt_tokens = _prompt_tokens(reader, messages)
+        self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
+                                             "retry": retry}], "citation-forced" if retry else "")
+        self.partial = []
+        t = time.perf_counter()
+        try:
+            for piece in stream_answer(reader, messages, max_tokens=self.opts.max_tokens,
+                                       temperature=self.opts.temperature):
+                self.mark_first_token()
+                self.partial.append(piece)
+                yield Event("token", {"text": piece, "attempt": n})
+        except BackendError as exc:
+            raise _Stopped(exc, "".join(self.partial)) from exc
+        att.generate_ms = _ms(t)
+        att.text = "".join(self.partial).strip()
+        self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
+        att.dont_know = says_dont_know(att.text)
+        yield from self.check(att)
+        return att
+
+    def check(self, att: Attempt) -> Iterator[Event]:
+        """Verify the draft (all sentences when the mode says so, else only those with bad citations),
+        then repair citations with what verification found."""
+        mode, n_passages = self.opts.verify, len(self.passages)
+        full = not att.dont_know and (mode == "always" or (mode == "high" and self.risk.level == "HIGH"))
+        sentences = split_sentences(att.text)
+        targets = sentences if full else citations.sentences_with_invalid(att.text, n_passages)
+        t = time.perf_counter()
+        note = ""
+        if targets and not att.dont_know:
+            try:
+                verifier = self.runtime.models.get("verifier")
+                for v in verify_sentences(targets, self.passages, verifier.check,
+                                          VerifyBudget.from_settings(self.settings)):
+                    att.verdicts.append(v)
+                    yield Event("verdict", {**_verdict(v), "attempt": att.n})
+                att.verified = full
+            except BackendError as exc:  # an answer stays usable without marks; say why it has none
+                note = f"verification unavailable: {exc.message}"
+                self.trace.notes.append(note)
+                att.verified = False
+        att.verify_ms = _ms(t)
+        passed, failed = support_counts(att.verdicts)
+        self.trace.add(f"verify#{att.n}", att.verify_ms, [_verdict(v) for v in att.verdicts],
+                       note or f"mode={mode}, {'all sentences' if full else 'bad citations only'}: "
+                               f"{passed} supported, {failed} not")
+        att.repair = citations.repair(att.text, n_passages, att.verdicts)
+        if att.repair.changed:
+            self.trace.add(f"citations#{att.n}", 0.0, [{"dropped": att.repair.dropped,
+                                                        "mapped": att.repair.mapped}],
+                           "out-of-range citations repaired")
+
+
+def _choose(first: Attempt, second: Attempt | None) -> Attempt:
+    """Keep the better-supported attempt; a tie keeps the first (the retry had to earn its place)."""
+    if second is None:
+        return first
+
+    def key(a: Attempt):
+        return (support_score(a.verdicts), not a.dont_know)
+
+    return second if key(second) > key(first) else first
+
+
+def answer(runtime, question: str, history: list[dict] | None = None, *, label: str | None = None,
+           direct_answer: str | None = None) -> Iterator[Event]:
+    """Stream one answer as Events. `label` is what the user saw (topic buttons); `direct_answer`
+    is a configured fixed answer that bypasses retrieval and the reader entirely."""
+    problem = validate(question, runtime.settings)
+    if problem:
+        yield _error("bad_input", problem)
+        return
+    question = question.strip()
+    run = _Run(runtime, question, list(history or []), label or question)
+    run.trace.add("risk", 0.0, [run.risk.to_dict()])
+
+    if direct_answer is not None:
+        yield Event("sources", {"passages": []})
+        run.mark_first_token()
+        yield Event("token", {"text": direct_answer, "attempt": 1})
+        yield run.final(direct_answer, refused=False, extra={"direct": True})
+        return
+
+    # retrieve
+    t = time.perf_counter()
+    try:
+        retrieval = runtime.retrieve(question, k=run.opts.k, history=run.history)
+    except BackendError as exc:
+        yield _error(exc.kind, exc.message)
+        return
+    except IndexMissing as exc:  # the message says what to run
+        yield _error("model_missing", str(exc))
+        return
+    run.timings["retrieve"] = _ms(t)
+    run.trace.stages.extend(retrieval.trace.stages)
+    run.trace.notes.extend(retrieval.trace.notes)
+    run.passages = fit_passages(retrieval.passages, run.opts.context_tokens)
+    yield Event("sources", {"passages": [dict(p.to_dict(), n=i) for i, p in enumerate(run.passages, 1)],
+                            "risk": run.risk.level})
+
+    # refuse before generation when retrieval is off-topic
+    t = time.perf_counter()
+    g = refusal.gate(retrieval, runtime.settings, runtime.models.optional("embedder"))
+    run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
+    if g.refuse:
+        text = refusal.message(run.passages, "the question looks outside what they cover")
+        run.mark_first_token()
+        yield Event("token", {"text": text, "attempt": 0})
+        yield run.final(text, refused=True, refusal_reason="off_topic", extra={"gate": g.to_dict()})
+        return
+
+    try:
+        reader = runtime.models.get("reader")
+    except BackendError as exc:
+        yield _error(exc.kind, exc.message)
+        return
+
+    attempts: list[Attempt] = []
+    try:
+        first = yield from run.attempt(1, reader, retry=False)
+    except _Stopped as stop:  # a partial answer is marked incomplete, never passed off as whole
+        yield _error(stop.error.kind, stop.error.message, stop.partial)
+        return
+    attempts.append(first)
+    run.timings["generate"] = first.generate_ms
+    run.timings["verify"] = first.verify_ms
+
+    second = None
+    if first.verified and should_retry(first.verdicts):
+        passed, failed = support_counts(first.verdicts)
+        reason = f"{failed} of {passed + failed} sentences were not supported by the passages"
+        yield Event("retry", {"reason": reason, "attempt": 2})
+        t = time.perf_counter()
+        try:
+            second = yield from run.attempt(2, reader, retry=True)
+            attempts.append(second)
+        except _Stopped as stop:
+            run.trace.notes.append(f"retry failed ({stop.error.kind}: {stop.error.message}); "
+                                   "keeping the first attempt")
+        run.timings["retry"] = _ms(t)
+        if second:
+            run.timings["verify"] += second.verify_ms
+        run.trace.add("retry", run.timings["retry"], [{"reason": reason}])
+
+    chosen = _choose(first, second)
+    reason = ""
+    if chosen.dont_know:
+        reason = "reader_declined"
+    elif chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
+        reason = "unsupported"
+    if reason:
+        why = ("the passages found do not answer it" if reason == "reader_declined"
+               else "nothing in the drafted answer could be checked against the passages")
+        text = refusal.message(run.passages, why)
+        yield run.final(text, refused=True, refusal_reason=reason, attempts=attempts, chosen=chosen,
+                        retried=second is not None, extra={"gate": g.to_dict(), "chosen_attempt": chosen.n})
+        return
+    yield run.final(chosen.answer, refused=False, attempts=attempts, chosen=chosen, retried=second is not None,
+                    extra={"gate": g.to_dict(), "chosen_attempt": chosen.n})

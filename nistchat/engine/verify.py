@@ -1,0 +1,198 @@
+"""Check a draft answer sentence by sentence against the passages it was written from.
+
+Each checkable sentence is sent to the verifier (MiniCheck's "Document: … Claim: …" → Yes/No)
+against its cited passages first, then against the passages that share the most words with it,
+with a hard cap on the number of checks: on a CPU every check is a model call.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from .types import Passage, Verdict
+
+# Words whose trailing period never ends a sentence (lower-cased, with their periods).
+ABBREVIATIONS = {
+    "e.g.", "i.e.", "u.s.", "u.k.", "e.u.", "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "no.", "nos.", "vs.",
+    "fig.", "figs.", "sec.", "secs.", "p.", "pp.", "al.", "approx.", "inc.", "corp.", "ltd.", "co.", "vol.",
+    "ch.", "art.", "eq.", "ref.", "cf.", "ca.", "jan.", "feb.", "mar.", "apr.", "jun.", "jul.", "aug.",
+    "sep.", "sept.", "oct.", "nov.", "dec.", "est.", "dept.", "govt.", "n.d.", "a.k.a.",
+}
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
+_CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+_END = re.compile(r"[.!?]+")
+_AFTER_END = re.compile(r"[\"'”’)\]]*(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])*")
+_NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")
+_IDENT_WORD = re.compile(r"^[A-Z]{2,}[A-Z-]*$")  # GOVERN, MAP, PW, MP-5 ... before "1.2."
+_IDENT_NUM = re.compile(r"^\(?\d+(?:\.\d+)*\.?$")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set("""a an the and or of to in on for by with as at from is are was were be been being that this these
+those it its which who what when where how why does do did can could should would may might will shall not no
+into than then there their they them such also any all each other more most some only about over under""".split())
+DONT_KNOW = re.compile(
+    r"\b(?:i (?:do not|don't|don’t) know|(?:i'm|i am) not sure|i (?:cannot|can't|can’t|am unable to) "
+    r"(?:answer|find|determine)|(?:the )?(?:context|passages?|documents?|provided information)"
+    r" (?:does|do) not (?:contain|provide|mention|include|say|specify|address|cover)|"
+    r"(?:is|are) not (?:mentioned|covered|provided|addressed|specified|found) in the (?:context|passages?|documents?)|"
+    r"no (?:information|mention) (?:about|of|on)|not enough information)\b", re.IGNORECASE)
+
+
+def _is_abbreviation_end(line: str, dot_end: int) -> bool:
+    """True when the period(s) ending at `dot_end` belong to an abbreviation or an identifier."""
+    before = line[:dot_end]
+    words = before.split()
+    if not words:
+        return True
+    last = words[-1].lower().lstrip("(\"'“")
+    if last in ABBREVIATIONS:
+        return True
+    if re.fullmatch(r"(?:[a-z]\.){1,3}", last):  # initials such as "J." or "U.S." spelled unusually
+        return True
+    if _IDENT_NUM.match(words[-1]) and len(words) >= 2 and _IDENT_WORD.match(words[-2].strip("(")):
+        return True  # "GOVERN 1.2." is an identifier label, not the end of a sentence
+    return False
+
+
+def _split_line(line: str) -> list[str]:
+    sentences, start = [], 0
+    for m in _END.finditer(line):
+        if m.group().startswith(".") and _is_abbreviation_end(line, m.end()):
+            continue
+        end = m.end() + len(_AFTER_END.match(line, m.end()).group())
+        nxt = _NEXT_START.match(line, end)
+        if not nxt:
+            continue
+        piece = line[start:end].strip()
+        if piece:
+            sentences.append(piece)
+        start = nxt.end()
+    tail = line[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences in order; each list item (bullet or numbered) is its own sentence."""
+    out = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        marker = _LIST_MARKER.match(line)
+        if marker:
+            out.append(line.strip())  # a list item stays whole even if it has several short sentences
+            continue
+        out.extend(_split_line(line))
+    return out
+
+
+def citations(sentence: str) -> list[int]:
+    """Passage numbers cited in a sentence: [2], [1, 3], [2-4]."""
+    nums = []
+    for m in _CITATION.finditer(sentence):
+        for part in re.split(r"\s*[,;]\s*", m.group(1)):
+            if re.fullmatch(r"\d+\s*[–-]\s*\d+", part):
+                a, b = (int(x) for x in re.split(r"\s*[–-]\s*", part))
+                nums.extend(range(a, min(b, a + 20) + 1))
+            elif part.strip().isdigit():
+                nums.append(int(part))
+    return nums
+
+
+def claim_text(sentence: str) -> str:
+    """What is checked: the sentence without its list marker and citation marks."""
+    text = " ".join(_CITATION.sub("", _LIST_MARKER.sub("", sentence)).split())
+    return re.sub(r"\s+([.,;:!?])", r"\1", text)
+
+
+def says_dont_know(text: str) -> bool:
+    """The reader declined: its first sentence (or the whole short answer) says it does not know."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return True
+    return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
+
+
+def is_checkable(sentence: str) -> bool:
+    """Lead-ins ("The six categories are:") and refusals carry no claim worth a model call."""
+    claim = claim_text(sentence)
+    if claim.endswith(":") or len(_WORD.findall(claim.lower())) < 3:
+        return False
+    return not DONT_KNOW.search(claim)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def rank_by_overlap(sentence: str, passages: list[Passage]) -> list[int]:
+    """1-based passage numbers, most shared content words first (ties keep retrieval order)."""
+    words = _content_words(claim_text(sentence))
+    scored = [(-len(words & _content_words(p.text + " " + p.section)), i) for i, p in enumerate(passages, 1)]
+    return [i for _, i in sorted(scored)]
+
+
+def candidate_passages(sentence: str, passages: list[Passage], per_sentence: int) -> list[int]:
+    """Cited passages (valid numbers only) first, then best lexical matches, at most `per_sentence`."""
+    cited = [n for n in dict.fromkeys(citations(sentence)) if 1 <= n <= len(passages)]
+    rest = [n for n in rank_by_overlap(sentence, passages) if n not in cited]
+    return (cited + rest)[:per_sentence]
+
+
+def document_for(passage: Passage, limit_chars: int) -> str:
+    """The passage as the verifier's document, with its heading so table cells keep their meaning."""
+    text = passage.text.strip()
+    if len(text) > limit_chars:
+        text = text[:limit_chars].rsplit(" ", 1)[0] + " …"
+    return f"{passage.section}\n{text}" if passage.section else text
+
+
+@dataclass
+class VerifyBudget:
+    per_sentence: int = 2  # passages tried per sentence
+    max_checks: int = 10  # verifier calls per answer
+    doc_chars: int = 1800  # document length sent per check
+
+    @classmethod
+    def from_settings(cls, settings) -> "VerifyBudget":
+        extra = getattr(settings, "extra", None) or {}
+        return cls(int(extra.get("verify_per_sentence", cls.per_sentence)),
+                   int(extra.get("verify_max_checks", cls.max_checks)),
+                   int(extra.get("verify_doc_chars", cls.doc_chars)))
+
+
+def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
+                     budget: VerifyBudget | None = None) -> Iterator[Verdict]:
+    """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
+    (never assumed true). `check(document, claim)` is the verifier."""
+    budget = budget or VerifyBudget()
+    used = 0
+    for sentence in sentences:
+        if not is_checkable(sentence):
+            continue
+        supported_by = None
+        for n in candidate_passages(sentence, passages, budget.per_sentence):
+            if used >= budget.max_checks:
+                break
+            used += 1
+            if check(document_for(passages[n - 1], budget.doc_chars), claim_text(sentence)):
+                supported_by = n
+                break
+        yield Verdict(sentence, supported_by is not None, supported_by)
+
+
+def support_counts(verdicts: list[Verdict]) -> tuple[int, int]:
+    passed = sum(1 for v in verdicts if v.supported)
+    return passed, len(verdicts) - passed
+
+
+def should_retry(verdicts: list[Verdict]) -> bool:
+    """Retry once when more sentences fail than pass."""
+    passed, failed = support_counts(verdicts)
+    return failed > passed
+
+
+def support_score(verdicts: list[Verdict]) -> float:
+    """Share of checked sentences supported (0 when nothing was checked)."""
+    return support_counts(verdicts)[0] / len(verdicts) if verdicts else 0.0
