@@ -1,0 +1,38 @@
+"""Every [n] in a final answer points to a shown passage; bad ones are repaired or dropped."""
+from nistchat.engine.citations import invalid, repair, source_list
+from nistchat.engine.types import Passage, Verdict
+
+
+def P(i, page=3):
+    return Passage(rank=i, id=f"p{i}", doc="NIST.AI.800-4", title="Monitoring", section=f"Sec {i}", kind="prose",
+                   page=page, text=f"text {i}", score=0.5)
+
+
+def test_invalid_numbers_are_found():
+    assert invalid("A [1]. B [7]. C [2, 0].", 3) == [7, 0]
+    assert invalid("A [1]. B [3].", 3) == []
+
+
+def test_out_of_range_citation_maps_to_the_supporting_passage():
+    text = "Security monitoring detects attacks [9]. Bias is systemic [1]."
+    fixed = repair(text, 3, [Verdict("Security monitoring detects attacks [9].", True, 2)])
+    assert fixed.text == "Security monitoring detects attacks [2]. Bias is systemic [1]."
+    assert fixed.mapped == [(9, 2)] and fixed.dropped == []
+
+
+def test_unsupported_out_of_range_citation_is_dropped():
+    fixed = repair("Claim one [4]. Claim two [2, 8].", 3, [Verdict("Claim one [4].", False, None)])
+    assert fixed.text == "Claim one. Claim two [2]."
+    assert fixed.dropped == [4, 8]
+
+
+def test_valid_text_is_untouched():
+    text = "1. Functionality [1].\n2. Security [2, 3]."
+    fixed = repair(text, 3)
+    assert fixed.text == text and not fixed.changed
+
+
+def test_sources_list_doc_title_section_page_and_what_is_cited():
+    rows = source_list([P(1), P(2, page=None)], "Claim [2].")
+    assert [(r["rank"], r["doc"], r["title"], r["section"], r["page"], r["cited"]) for r in rows] == [
+        (1, "NIST.AI.800-4", "Monitoring", "Sec 1", 3, False), (2, "NIST.AI.800-4", "Monitoring", "Sec 2", None, True)]

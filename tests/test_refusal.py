@@ -1,0 +1,30 @@
+"""The pre-generation gate and the refusal message (threshold itself: scripts/calibrate_refusal.py)."""
+from nistchat.config import load_settings
+from nistchat.engine.refusal import CORPUS_COVERS, REFUSAL_THRESHOLD, gate, message
+from nistchat.engine.types import Passage, Retrieval, Trace
+
+
+def retrieval(top_score, passages=True):
+    trace = Trace()
+    trace.add("dense", 1.0, [{"rank": 1, "score": top_score}, {"rank": 2, "score": top_score - 0.1}])
+    ps = [Passage(1, "p1", "NIST.AI.600-1", "GenAI Profile", "Risks > Data Privacy", "prose", 12, "t", 0.1)]
+    return Retrieval("q", ps if passages else [], trace, {})
+
+
+def test_gate_refuses_below_threshold_only(tmp_path):
+    settings = load_settings(instance_dir=tmp_path, environ={})
+    assert gate(retrieval(REFUSAL_THRESHOLD - 0.05), settings).refuse
+    assert not gate(retrieval(REFUSAL_THRESHOLD + 0.05), settings).refuse
+    assert gate(retrieval(0.9, passages=False), settings).refuse
+
+
+def test_threshold_override_from_settings(tmp_path):
+    settings = load_settings(instance_dir=tmp_path, environ={}, overrides={"extra": {"refusal_threshold": 0.95}})
+    g = gate(retrieval(0.9), settings)
+    assert g.refuse and g.threshold == 0.95 and g.feature == "dense_max"
+
+
+def test_message_says_what_is_covered_and_the_closest_sources():
+    text = message(retrieval(0.5).passages, "off topic")
+    assert "off topic" in text and all(doc in text for doc in CORPUS_COVERS)
+    assert "[1] NIST.AI.600-1, Risks > Data Privacy (p. 12)" in text
