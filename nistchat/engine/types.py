@@ -19,6 +19,8 @@ class Block:
     heading_path: list[str]
     page: int | None = None
     caption: str = ""  # table title or figure title, kept with the block
+    header: list[str] = field(default_factory=list)  # tables: column names
+    rows: list[list[str]] = field(default_factory=list)  # tables: body cells, one list per row
 
 
 @dataclass

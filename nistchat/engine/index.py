@@ -1,0 +1,197 @@
+"""The searchable index: stores + dense FAISS index + BM25, and the embedding cache.
+
+`Index.load(index_dir)` gives everything retrieval needs:
+  parents (id -> Parent), children (row order), child_row (id -> row), dense (faiss.IndexFlatIP
+  over L2-normalised child embeddings; row i is children[i]), bm25 (BM25Okapi over children with
+  in_bm25) with bm25_rows (BM25 position -> children row), manifest.
+
+BM25 is rebuilt from children.jsonl at load (well under a second for a few thousand children),
+so there is no pickle to version. `bm25_tokenize` is THE tokenizer for both sides: indexing here
+and queries in search, so identifiers match exactly.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .store import CHILDREN_FILE, MANIFEST_FILE, PARENTS_FILE, ChildStore, ParentStore, StoreError, load_manifest
+from .types import Child, Parent
+
+DENSE_FILE = "dense.faiss"
+
+STOPWORDS = frozenset("""
+a an and are as at be been being but by can could did do does for from had has have how i if in into is it
+its of on or our should so such than that the their them then there these they this those to was we were
+what when where which while who whom why will with would you your also may must not no nor any all each
+""".split())
+
+# Identifiers that must survive tokenisation intact: "GOVERN 1.2", "MAP 5.1", "PW.1.1", "GV-1.1-001",
+# "DP-SGD", "800-218A", "NIST AI 600-1".
+_FUNCTION_ID = re.compile(r"\b(govern|map|measure|manage|gv|mp|ms|mg)\s+(\d+(?:\.\d+)*)\b", re.I)
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._\-/][a-z0-9]+)*", re.I)
+
+
+def bm25_tokenize(text: str) -> list[str]:
+    """Lowercase word tokens; identifiers kept whole, plus their parts.
+
+    "GOVERN 1.2" -> "govern", "1.2", "govern_1.2"; "PW.1.1" -> "pw.1.1", "pw", "1.1";
+    "DP-SGD" -> "dp-sgd", "dp", "sgd". Stopwords dropped; single letters dropped.
+    """
+    tokens: list[str] = []
+    for m in _FUNCTION_ID.finditer(text):
+        tokens.append(f"{m.group(1).lower()}_{m.group(2)}")
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0).lower().strip("._-/")
+        if not tok:
+            continue
+        if re.search(r"[._\-/]", tok):
+            tokens.append(tok)
+            parts = [p for p in re.split(r"[._\-/]", tok) if p]
+            # keep the numeric tail joined ("pw.1.1" -> "1.1") so "1.1" queries match
+            num = re.search(r"(\d+(?:\.\d+)+)$", tok)
+            if num:
+                tokens.append(num.group(1))
+            tokens.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and not p.isdigit())
+            continue
+        if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+            continue
+        tokens.append(tok)
+    return tokens
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors by sha256 of the exact text embedded, one .npz per embedder (name + dims).
+
+    Lives beside the index (data/embcache/) so rebuilding the index keeps it: unchanged children
+    are never embedded twice; a changed document re-embeds only its changed children.
+    """
+
+    def __init__(self, path: Path, dim: int):
+        self.path = Path(path)
+        self.dim = dim
+        self.vectors: dict[str, np.ndarray] = {}
+        self.dirty = False
+        if self.path.is_file():
+            try:
+                with np.load(self.path, allow_pickle=False) as data:
+                    keys, vecs = data["keys"], data["vectors"]
+                if vecs.ndim == 2 and vecs.shape[1] == dim:
+                    self.vectors = {str(k): v for k, v in zip(keys, vecs)}
+            except (OSError, ValueError, KeyError):
+                self.vectors = {}  # a corrupt cache is only a slower run
+
+    @staticmethod
+    def path_for(cache_dir: Path, embedder_name: str, dim: int) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", embedder_name).strip("_") or "embedder"
+        return Path(cache_dir) / f"{safe}-{dim}.npz"
+
+    def get(self, key: str) -> np.ndarray | None:
+        return self.vectors.get(key)
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        self.vectors[key] = np.asarray(vector, dtype=np.float32)
+        self.dirty = True
+
+    def prune(self, keep: set[str]) -> None:
+        """Drop vectors of texts no longer in the corpus, so the cache does not grow forever."""
+        stale = set(self.vectors) - keep
+        for k in stale:
+            del self.vectors[k]
+        self.dirty = self.dirty or bool(stale)
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self.vectors)
+        vecs = np.stack([self.vectors[k] for k in keys]).astype(np.float32) if keys else \
+            np.zeros((0, self.dim), dtype=np.float32)
+        tmp = self.path.with_name(self.path.stem + f".tmp{os.getpid()}.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=vecs)
+        os.replace(tmp, self.path)
+        self.dirty = False
+
+
+def embed_children(children: list[Child], embedder, cache: EmbeddingCache, *, progress: bool = False,
+                   batch_size: int = 32) -> tuple[np.ndarray, int, int]:
+    """Vectors for every child (row order), using the cache; returns (matrix, cache_hits, embedded)."""
+    keys = [text_key(c.text) for c in children]
+    missing = {}
+    for k, c in zip(keys, children):
+        if cache.get(k) is None and k not in missing:
+            missing[k] = c.text
+    if missing:
+        vecs = np.asarray(embedder.embed(list(missing.values()), batch_size=batch_size, show_progress=progress),
+                          dtype=np.float32)
+        for k, v in zip(missing, vecs):
+            cache.put(k, v)
+    matrix = np.stack([cache.get(k) for k in keys]).astype(np.float32) if keys else \
+        np.zeros((0, cache.dim), dtype=np.float32)
+    return matrix, len(children) - len(missing), len(missing)
+
+
+def build_dense(vectors: np.ndarray):
+    import faiss
+
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    if len(vectors):
+        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
+
+
+def write_dense(index, index_dir: Path) -> None:
+    import faiss
+
+    faiss.write_index(index, str(Path(index_dir) / DENSE_FILE))
+
+
+class Index:
+    """A loaded, read-only index (see module docstring for the attributes)."""
+
+    def __init__(self, parents: dict[str, Parent], children: list[Child], dense, manifest: dict):
+        from rank_bm25 import BM25Okapi
+
+        self.parents = parents
+        self.children = children
+        self.child_row = {c.id: i for i, c in enumerate(children)}
+        self.dense = dense
+        self.manifest = manifest
+        self.bm25_rows = [i for i, c in enumerate(children) if c.in_bm25]
+        corpus = [bm25_tokenize(children[i].text) for i in self.bm25_rows]
+        self.bm25 = BM25Okapi(corpus) if corpus else None
+
+    @staticmethod
+    def exists(index_dir: Path) -> bool:
+        d = Path(index_dir)
+        return all((d / name).is_file() for name in (MANIFEST_FILE, PARENTS_FILE, CHILDREN_FILE, DENSE_FILE))
+
+    @classmethod
+    def load(cls, index_dir: Path) -> "Index":
+        import faiss
+
+        d = Path(index_dir)
+        if not cls.exists(d):
+            raise StoreError(f"no complete index at {d}")
+        manifest = load_manifest(d) or {}
+        parents = ParentStore.load(d).parents
+        children = ChildStore.load(d).children
+        dense = faiss.read_index(str(d / DENSE_FILE))
+        if dense.ntotal != len(children):
+            raise StoreError(f"{d}: dense index has {dense.ntotal} rows but there are {len(children)} children; "
+                             f"run `nistchat ingest --rebuild`")
+        return cls(parents, children, dense, manifest)
+
+    def parent_of(self, child: Child | str) -> Parent:
+        cid = child if isinstance(child, str) else child.id
+        return self.parents[self.children[self.child_row[cid]].parent_id]
+
+    def vector(self, row: int) -> np.ndarray:
+        return self.dense.reconstruct(row)
