@@ -53,7 +53,7 @@ def bm25_tokenize(text: str) -> list[str]:
             parts = [p for p in re.split(r"[._\-/]", tok) if p]
             # keep the numeric tail joined ("pw.1.1" -> "1.1") so "1.1" queries match
             num = re.search(r"(\d+(?:\.\d+)+)$", tok)
-            if num:
+            if num and num.group(1) != tok:
                 tokens.append(num.group(1))
             tokens.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and not p.isdigit())
             continue
