@@ -1,8 +1,51 @@
-"""`nistchat serve` (placeholder until the web app lands)."""
+"""`nistchat serve`: upgrade the database, then serve the app with waitress.
+
+Each streaming answer holds one waitress thread for its whole duration, so the default of 4
+threads would make a fifth user wait for a free thread before even seeing their question;
+we run 16 by default. Streams send a heartbeat, and channel_timeout is generous, so a long
+answer (queued behind others on a 2-core machine) is not cut off.
+"""
+from __future__ import annotations
+
+import os
+import socket
+
 import click
+
+from .db import make_app, upgrade_database
+
+
+def lan_address() -> str:
+    """Best guess at this machine's LAN address, for the URL we print (no packets are sent)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))
+            return s.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
 
 
 @click.command()
-def serve() -> None:
-    """Serve the web app with waitress."""
-    raise click.ClickException("the web app is not built yet")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Interface to listen on.")
+@click.option("--port", type=int, default=None, help="Port (default: NISTCHAT_PORT or 8000).")
+@click.option("--threads", type=int, default=16, show_default=True, help="waitress worker threads (one per open stream).")
+@click.option("--channel-timeout", type=int, default=900, show_default=True, help="Seconds a silent connection may stay open.")
+def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> None:
+    """Serve the web app with waitress (database upgraded first)."""
+    from waitress import serve as waitress_serve
+
+    app = make_app()
+    settings = app.config["SETTINGS"]
+    port = port or int(os.environ.get("NISTCHAT_PORT") or settings.port or 8000)
+    upgrade_database(app)
+    click.echo(f"database: {settings.db_path} (up to date)")
+    from .. import get_runtime
+    try:
+        for role in get_runtime(app).models.describe():
+            click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']})")
+    except Exception as exc:  # the page shows the same problem on /status
+        click.echo(f"models: cannot plan backends: {exc}")
+    shown = lan_address() if host in ("0.0.0.0", "::") else host
+    click.echo(f"NISTChat on http://{shown}:{port}/  (listening on {host}:{port}, {threads} threads)")
+    waitress_serve(app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
+                   ident="NISTChat", clear_untrusted_proxy_headers=True)

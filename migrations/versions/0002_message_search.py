@@ -1,0 +1,38 @@
+"""Full-text search over questions and answers (SQLite FTS5, external content on `message`),
+kept in sync by triggers so every write path (web, API, CLI) is indexed.
+
+Revision ID: 0002
+Revises: 0001
+"""
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.execute("CREATE VIRTUAL TABLE message_fts USING fts5("
+               "question, answer, content='message', content_rowid='id', tokenize='porter unicode61')")
+    op.execute("""CREATE TRIGGER message_fts_ai AFTER INSERT ON message BEGIN
+        INSERT INTO message_fts(rowid, question, answer)
+        VALUES (new.id, coalesce(new.label, new.question), new.answer);
+    END""")
+    op.execute("""CREATE TRIGGER message_fts_ad AFTER DELETE ON message BEGIN
+        INSERT INTO message_fts(message_fts, rowid, question, answer)
+        VALUES ('delete', old.id, coalesce(old.label, old.question), old.answer);
+    END""")
+    op.execute("""CREATE TRIGGER message_fts_au AFTER UPDATE ON message BEGIN
+        INSERT INTO message_fts(message_fts, rowid, question, answer)
+        VALUES ('delete', old.id, coalesce(old.label, old.question), old.answer);
+        INSERT INTO message_fts(rowid, question, answer)
+        VALUES (new.id, coalesce(new.label, new.question), new.answer);
+    END""")
+    op.execute("INSERT INTO message_fts(message_fts) VALUES ('rebuild')")
+
+
+def downgrade():
+    for trigger in ("message_fts_ai", "message_fts_ad", "message_fts_au"):
+        op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    op.execute("DROP TABLE IF EXISTS message_fts")

@@ -1,0 +1,132 @@
+"""`/admin`: login (password hash from config) and the questions_config editor with htmx partials,
+validation on save, versions (list + restore) and refusal of saves made on an older version."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
+
+from ..auth import admin_required, check_admin_password, is_admin
+from ..extensions import limiter
+from ..topics import questions
+from ..web import is_htmx
+from .editor import Draft, error_paths
+from .versions import get_version, list_versions, save_config
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site paths, so the login form cannot be used as an open redirect."""
+    if target and target.startswith("/") and not target.startswith("//"):
+        return target
+    return url_for("admin.index")
+
+
+@bp.get("")
+def index():
+    if not is_admin():
+        configured = bool(current_app.config["SETTINGS"].admin_password_hash)
+        return render_template("admin/login.html", configured=configured, next=request.args.get("next", ""))
+    return render_template("admin/index.html")
+
+
+@bp.post("/login")
+@limiter.limit("10 per minute")
+def login():
+    configured = bool(current_app.config["SETTINGS"].admin_password_hash)
+    if not check_admin_password(request.form.get("password", "")):
+        return render_template("admin/login.html", configured=configured, next=request.form.get("next", ""),
+                               failed=True), 401
+    session["admin"] = True
+    session.permanent = True
+    return redirect(_safe_next(request.form.get("next")))
+
+
+@bp.post("/logout")
+def logout():
+    session.pop("admin", None)
+    return redirect(url_for("chat.index"))
+
+
+def editor_response(draft: Draft, base_sha: str, *, errors=(), notice: str = "", status: int = 200,
+                    raw: str | None = None, preview=None):
+    context = dict(draft=draft, base_sha=base_sha, errors=list(errors), bad=error_paths(list(errors)),
+                   notice=notice, versions=list_versions(), preview=preview,
+                   raw=raw if raw is not None else questions.dumps(draft.to_config()))
+    template = "admin/_editor.html" if is_htmx() else "admin/questions.html"
+    return render_template(template, **context), status
+
+
+@bp.get("/questions")
+@admin_required
+def questions_page():
+    path = current_app.config["SETTINGS"].questions_path
+    text = questions.read_text(path)
+    config, errors = questions.parse(text)
+    if errors:  # a hand-edited broken file: show why, start from the default
+        config, _ = questions.load(path)
+    return editor_response(Draft.from_config(config), questions.sha256(text),
+                           errors=[f"The file on disk is invalid: {e}" for e in errors])
+
+
+@bp.post("/questions/edit")
+@admin_required
+def edit():
+    """Apply one editing operation to the posted draft and return the editor (nothing saved)."""
+    draft = Draft.from_form(request.form)
+    draft.apply(request.form.get("op", ""))
+    return editor_response(draft, request.form.get("base_sha", ""))
+
+
+@bp.post("/questions/preview")
+@admin_required
+def preview():
+    draft = Draft.from_form(request.form)
+    try:
+        i, j = (int(x) for x in request.form.get("target", "").split(":"))
+        topic = draft.categories[i].questions[j]
+    except (ValueError, IndexError):
+        topic = None
+    return editor_response(draft, request.form.get("base_sha", ""), preview=topic)
+
+
+@bp.post("/questions")
+@admin_required
+def save():
+    base_sha = request.form.get("base_sha", "")
+    raw = request.form.get("raw_json")
+    if raw is not None:
+        config, errors = questions.parse(raw)
+        draft = Draft.from_config(config) if config else Draft.from_form(request.form)
+    else:
+        draft = Draft.from_form(request.form)
+        config = draft.to_config()
+        errors = questions.validate(config)
+    if errors:
+        return editor_response(draft, base_sha, errors=errors, status=422, raw=raw,
+                               notice="Nothing was saved: fix the problems listed.")
+    try:
+        version = save_config(config, base_sha, note=request.form.get("note", "") or "edited")
+    except questions.StaleVersion as exc:
+        return editor_response(draft, base_sha, errors=[str(exc)], status=409, raw=raw)
+    return editor_response(Draft.from_config(config), version.sha256,
+                           notice=f"Saved as version {version.version}. The chat page shows it now.")
+
+
+@bp.post("/questions/restore/<int:number>")
+@admin_required
+def restore(number: int):
+    version = get_version(number)
+    base_sha = request.form.get("base_sha", "")
+    if version is None:
+        config, _ = questions.load(current_app.config["SETTINGS"].questions_path)
+        return editor_response(Draft.from_config(config), base_sha, errors=[f"There is no version {number}."],
+                               status=404)
+    config = json.loads(version.content)
+    try:
+        saved = save_config(config, base_sha, note=f"restored version {number}")
+    except questions.StaleVersion as exc:
+        return editor_response(Draft.from_config(config), base_sha, errors=[str(exc)], status=409)
+    return editor_response(Draft.from_config(config), saved.sha256,
+                           notice=f"Restored version {number} as version {saved.version}.")

@@ -1,0 +1,103 @@
+"""JSON API for scripts: `POST /api/ask` (NDJSON stream of the engine's events), `GET /api/history`,
+`GET /api/logs`. Requests that change state must be JSON (`Content-Type: application/json`): a
+cross-site page cannot send that without a CORS preflight, so the API needs no CSRF token."""
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
+
+from .. import get_runtime
+from ..auth import is_admin, owner_id
+from ..chat.routes import ask_limit, check_question
+from ..chat.runs import registry
+from ..chat.store import start_message, visible_conversation
+from ..extensions import limiter
+from ..history.search import conversations, search
+from ..logs.export import BadRange, date_range, jsonl, records
+from ..logs.routes import log_scope
+from ..topics.questions import find_topic, load
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def problem(status: int, kind: str, message: str):
+    return jsonify({"type": "error", "kind": kind, "message": message}), status
+
+
+@bp.post("/ask")
+@limiter.limit(ask_limit)
+def ask():
+    if not request.is_json:
+        return problem(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not isinstance(body.get("question", ""), str):
+        return problem(400, "bad_input", "The body must be a JSON object with a \"question\" string.")
+    text = body.get("question", "")
+    reason = check_question(text)
+    if reason:
+        return problem(400, "bad_input", reason)
+    conversation = visible_conversation(body.get("conversation_id")) if body.get("conversation_id") else None
+    topic = None
+    if body.get("topic"):
+        config, _ = load(current_app.config["SETTINGS"].questions_path)
+        topic = find_topic(config, text)
+    message = start_message(text.strip(), topic, conversation)
+    app = current_app._get_current_object()
+    run = registry(app).start(app, get_runtime(app), message.id)
+    ids = {"message_id": message.id, "conversation_id": message.conversation_id}
+
+    def lines():
+        yield json.dumps({"type": "accepted", **ids}) + "\n"
+        for event in run.follow(tick_s=app.config["HEARTBEAT_S"]):
+            if event is None:
+                yield json.dumps({"type": "heartbeat"}) + "\n"
+            elif event.get("type") == "stored":
+                yield json.dumps({**event, **ids}) + "\n"
+            else:
+                yield json.dumps(event, ensure_ascii=False, default=str) + "\n"
+
+    return Response(stream_with_context(lines()), mimetype="application/x-ndjson")
+
+
+@bp.get("/history")
+def history():
+    q = request.args.get("q", "").strip()[:200]
+    try:
+        page = max(1, int(request.args.get("page", 1)))
+    except ValueError:
+        page = 1
+    size = current_app.config["HISTORY_PAGE_SIZE"]
+    scope = None if is_admin() else owner_id()
+    if q:
+        hits, total = search(q, scope, page, size)
+        items = [{"message_id": h.message_id, "conversation_id": h.conversation_id,
+                  "time": h.created_at.isoformat(timespec="seconds"),
+                  "question": h.question.replace("\x02", "").replace("\x03", ""),
+                  "snippet": h.answer.replace("\x02", "").replace("\x03", "")} for h in hits]
+    else:
+        rows, total = conversations(scope, page, size)
+        items = [{"conversation_id": r.id, "title": r.title, "updated": r.updated_at.isoformat(timespec="seconds"),
+                  "messages": r.messages} for r in rows]
+    return jsonify({"q": q, "page": page, "total": total, "items": items})
+
+
+@bp.get("/logs")
+def logs():
+    owner = log_scope()
+    try:
+        start, end = date_range(request.args.get("from"), request.args.get("to"))
+    except BadRange as exc:
+        return problem(400, "bad_input", str(exc))
+    return Response(stream_with_context(jsonl(records(start, end, owner))), mimetype="application/x-ndjson")
+
+
+@bp.errorhandler(404)
+def not_found(_exc):
+    return problem(404, "not_found", "No such conversation or endpoint.")
+
+
+@bp.errorhandler(403)
+def forbidden(_exc):
+    abort_message = "This needs an administrator login."
+    return problem(403, "forbidden", abort_message)

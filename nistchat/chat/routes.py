@@ -1,0 +1,118 @@
+"""Chat pages: `/` (question box, conversation, topic panel), `POST /ask` (htmx partial or, without
+JavaScript, a full-page round trip), `/ask/stream/<id>` (SSE for one answer), `/new`, `/c/<id>`."""
+from __future__ import annotations
+
+from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request, session,
+                   stream_with_context, url_for)
+
+from .. import get_runtime
+from ..auth import is_admin, owner_id
+from ..extensions import db, limiter
+from ..models import Message
+from ..topics.questions import find_topic, load
+from ..web import is_htmx
+from .progress import estimate_s, risk_class
+from .runs import registry
+from .store import current_conversation, start_message, visible_conversation
+from .stream import final_frames, sse_events
+
+bp = Blueprint("chat", __name__)
+
+
+def ask_limit() -> str:
+    return current_app.config["ASK_RATE_LIMIT"]
+
+
+def check_question(text: str) -> str | None:
+    """Why a question cannot be asked, or None. Checked before anything touches a model."""
+    limit = current_app.config["SETTINGS"].max_question_chars
+    if not text.strip():
+        return "Please type a question first."
+    if len(text) > limit:
+        return f"That question is {len(text):,} characters long; the limit is {limit:,}. Please shorten it."
+    return None
+
+
+def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = ""):
+    config, _sha = load(current_app.config["SETTINGS"].questions_path)
+    messages = conversation.messages if conversation else []
+    return render_template("chat/index.html", conversation=conversation, messages=messages, topics=config,
+                           problem=problem, draft=draft,
+                           max_chars=current_app.config["SETTINGS"].max_question_chars), status
+
+
+@bp.get("/")
+def index():
+    return chat_page(current_conversation())
+
+
+@bp.get("/c/<conv_id>")
+def open_conversation(conv_id: str):
+    """Open a past conversation (from History); further questions continue it."""
+    conversation = visible_conversation(conv_id)
+    session["conversation"] = conversation.id
+    return chat_page(conversation)
+
+
+@bp.post("/new")
+def new_chat():
+    session.pop("conversation", None)
+    if is_htmx():
+        return "", 204, {"HX-Redirect": url_for("chat.index")}
+    return redirect(url_for("chat.index"))
+
+
+@bp.post("/ask")
+@limiter.limit(ask_limit)
+def ask():
+    text = request.form.get("question", "")
+    problem = check_question(text)
+    if problem:
+        if is_htmx():
+            return render_template("chat/_problem.html", kind="bad_input", message=problem), 422
+        return chat_page(current_conversation(), 422, problem, draft=text[:current_app.config["SETTINGS"].max_question_chars])
+    topic = None
+    if request.form.get("topic"):
+        config, _sha = load(current_app.config["SETTINGS"].questions_path)
+        topic = find_topic(config, text)  # None if an admin renamed it meanwhile: asked as typed
+    message = start_message(text.strip(), topic)
+    app = current_app._get_current_object()
+    run = registry(app).start(app, get_runtime(app), message.id)
+    if is_htmx():
+        risk = "direct" if message.direct_answer else risk_class(message.prompt or message.question)
+        estimate, based_on = estimate_s(risk) if risk != "direct" else (1.0, 0)
+        return render_template("chat/_turn.html", message=message, estimate=estimate, based_on=based_on, risk=risk)
+    # Without JavaScript: wait for the answer, then show the page (Post/Redirect/Get).
+    for _event in run.follow(tick_s=5.0):
+        pass
+    return redirect(url_for("chat.index", _anchor=f"msg-{message.id}"))
+
+
+def _own_message(message_id: int) -> Message:
+    message = db.session.get(Message, message_id)
+    if message is None or (message.owner != owner_id() and not is_admin()):
+        abort(404)
+    return message
+
+
+@bp.get("/ask/stream/<int:message_id>")
+def stream(message_id: int):
+    """SSE for one answer. Reconnects replay the run; a finished answer is sent as stored."""
+    message = _own_message(message_id)
+    app = current_app._get_current_object()
+    run = registry(app).get(message.id)
+    if run is None and message.status == "pending":
+        run = registry(app).start(app, get_runtime(app), message.id)  # e.g. after a server restart
+    body = sse_events(run) if run is not None else final_frames(message.id)
+    return Response(stream_with_context(body), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@bp.get("/messages/<int:message_id>")
+def message_partial(message_id: int):
+    """One stored message as a partial (used by the no-SSE fallback and by tests)."""
+    message = _own_message(message_id)
+    if not is_htmx():
+        return redirect(url_for("chat.open_conversation", conv_id=message.conversation_id,
+                                _anchor=f"msg-{message.id}"))
+    return render_template("chat/_message.html", message=message)

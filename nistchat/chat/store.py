@@ -1,0 +1,103 @@
+"""Conversation and message persistence for the chat: short transactions, one final write per
+answer (a partial one, marked incomplete, when the answer fails)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask import abort, session
+
+from ..auth import is_admin, owner_id
+from ..extensions import db
+from ..models import Conversation, Message, Timing, utcnow
+from ..topics.questions import Topic
+
+HISTORY_TURNS = 6  # the engine trims to ~1,000 characters itself; this only bounds the query
+
+
+def visible_conversation(conv_id: str | None) -> Conversation | None:
+    """The conversation if this browser (or an admin) may see it; 404 for anyone else's."""
+    if not conv_id:
+        return None
+    conv = db.session.get(Conversation, conv_id)
+    if conv is None or (conv.owner != owner_id() and not is_admin()):
+        abort(404)
+    return conv
+
+
+def current_conversation() -> Conversation | None:
+    conv_id = session.get("conversation")
+    if not conv_id:
+        return None
+    conv = db.session.get(Conversation, conv_id)
+    if conv is None or (conv.owner != owner_id() and not is_admin()):
+        session.pop("conversation", None)
+        return None
+    return conv
+
+
+def start_message(question: str, topic: Topic | None, conversation: Conversation | None = None) -> Message:
+    """Record the question at once (status pending) in the given or this browser's current
+    conversation (a new one when there is none)."""
+    conv = conversation or current_conversation()
+    if conv is None:
+        conv = Conversation(owner=owner_id(), title=(topic.label if topic else question)[:200])
+        db.session.add(conv)
+        db.session.flush()
+        session["conversation"] = conv.id
+    conv.updated_at = utcnow()
+    message = Message(conversation_id=conv.id, owner=owner_id(), question=question,
+                      label=topic.label if topic and topic.mode != "plain" else None,
+                      prompt=(topic.prompt if topic and topic.mode == "prompt" else question),
+                      direct_answer=topic.answer if topic and topic.mode == "answer" else None)
+    db.session.add(message)
+    db.session.commit()
+    return message
+
+
+def engine_history(message: Message) -> list[dict]:
+    """Earlier finished turns of the same conversation, oldest first, as chat messages."""
+    rows = (Message.query.filter(Message.conversation_id == message.conversation_id, Message.id < message.id,
+                                 Message.status == "done")
+            .order_by(Message.id.desc()).limit(HISTORY_TURNS).all())
+    history: list[dict] = []
+    for row in reversed(rows):
+        history.append({"role": "user", "content": row.prompt or row.question})
+        history.append({"role": "assistant", "content": row.answer})
+    return history
+
+
+def finish_message(message_id: int, outcome: dict, started: datetime | None = None) -> Message:
+    """Write the whole outcome of one answer in a single transaction."""
+    message = db.session.get(Message, message_id)
+    final = outcome.get("final") or {}
+    error = outcome.get("error")
+    message.answer = final.get("answer", outcome.get("partial", ""))
+    message.refused = bool(final.get("refused", False))
+    message.risk = final.get("risk") or outcome.get("risk")
+    message.disclaimer = final.get("disclaimer") or None
+    message.verdicts = final.get("sentences") or outcome.get("verdicts") or []
+    message.retried = bool(final.get("retried") or outcome.get("retry_reason"))
+    message.retry_reason = outcome.get("retry_reason")
+    message.sources = final.get("sources") or outcome.get("sources") or []
+    message.backend = final.get("backend") or outcome.get("backend")
+    message.finished_at = utcnow()
+    message.total_ms = outcome.get("wall_ms")
+    if error:
+        message.status = "error"
+        message.error_kind = error.get("kind")
+        message.error = error.get("message")
+        message.incomplete = True
+        message.answer = error.get("partial") or outcome.get("partial", "")
+    else:
+        message.status = "done"
+        message.incomplete = bool(final.get("incomplete", False))
+    timings = dict(final.get("timings_ms") or {})
+    if outcome.get("wall_ms") is not None:
+        timings["wall"] = outcome["wall_ms"]
+    if outcome.get("queue_ms") is not None:
+        timings["queue"] = outcome["queue_ms"]
+    for stage, ms in timings.items():
+        if isinstance(ms, (int, float)):
+            db.session.add(Timing(message_id=message.id, stage=str(stage)[:32], ms=float(ms)))
+    db.session.commit()
+    return message

@@ -1,0 +1,71 @@
+"""Server-sent events for one answer: engine events become small HTML fragments that the htmx
+SSE extension swaps into the turn (sources, tokens, verdicts, retry note, queue place), then the
+stored message replaces the whole turn. Everything is rendered by Jinja, so it is escaped."""
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from flask import current_app, render_template
+from markupsafe import escape
+
+from ..extensions import db
+from ..models import Message
+from .runs import AnswerRun, registry
+
+HEARTBEAT = ": keep-alive\n\n"
+
+
+def frame(event: str, html: str) -> str:
+    html = html or "<span></span>"  # an SSE event with empty data is never dispatched
+    return f"event: {event}\n" + "".join(f"data: {line}\n" for line in html.split("\n")) + "\n"
+
+
+def final_frames(message_id: int) -> Iterator[str]:
+    db.session.expire_all()
+    message = db.session.get(Message, message_id)
+    yield frame("final", render_template("chat/_message.html", message=message))
+    yield frame("done", "done")
+
+
+def sse_events(run: AnswerRun) -> Iterator[str]:
+    """Render a run's events (replayed from its start) as SSE frames, with heartbeats and the
+    place in the queue while the reader is busy with earlier answers."""
+    app = current_app._get_current_object()
+    runs = registry(app)
+    mid = run.message_id
+    last_place = None
+    sources: list[dict] = []
+    last_sent = time.monotonic()
+    yield "retry: 3000\n\n"
+    for event in run.follow(tick_s=1.0):
+        if event is None:
+            place = runs.ahead(run) if run.first_token_at is None else 0
+            if place != last_place:
+                last_place = place
+                last_sent = time.monotonic()
+                yield frame("queue", render_template("chat/_queue.html", ahead=place))
+            elif time.monotonic() - last_sent >= app.config["HEARTBEAT_S"]:
+                last_sent = time.monotonic()
+                yield HEARTBEAT  # keeps proxies and waitress's channel timeout from closing a slow answer
+            continue
+        last_sent = time.monotonic()
+        kind = event.get("type")
+        if kind == "sources":
+            sources = event.get("passages", [])
+            yield frame("sources", render_template("chat/_sources.html", sources=sources, mid=mid))
+        elif kind == "token":
+            if last_place:
+                last_place = 0
+                yield frame("queue", render_template("chat/_queue.html", ahead=0))
+            yield frame("token", str(escape(event.get("text", ""))))
+        elif kind == "verdict":
+            yield frame("verdict", render_template("chat/_verdict.html", verdict=event, sources=sources, mid=mid))
+        elif kind == "retry":
+            yield frame("retry", render_template("chat/_retry.html", reason=event.get("reason", ""), mid=mid))
+        elif kind == "error":
+            yield frame("problem", render_template("chat/_problem.html", kind=event.get("kind"),
+                                                   message=event.get("message", "")))
+        elif kind == "stored":
+            yield from final_frames(mid)
+            return

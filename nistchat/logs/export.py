@@ -1,0 +1,82 @@
+"""Chat logs for a day or a date range, streamed row by row (CSV or JSON lines) so a large log
+never sits in memory. Scope: one browser's own messages, or everyone's for an admin."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date, datetime, timedelta
+from typing import Iterator
+
+from ..models import Message
+
+FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", "answer", "refused", "risk",
+          "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts"]
+MAX_DAYS = 366
+
+
+class BadRange(ValueError):
+    """from/to are not valid dates, or from is after to; the message says which."""
+
+
+def parse_day(value: str | None, name: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise BadRange(f"{name} must be a date like 2025-01-31, got {value!r}") from None
+
+
+def date_range(start: str | None, end: str | None, today: date | None = None) -> tuple[datetime, datetime]:
+    """[from 00:00, day after `to` 00:00); both default to today, and one alone means that day."""
+    today = today or date.today()
+    first, last = parse_day(start, "from"), parse_day(end, "to")
+    first = first or last or today
+    last = last or (first if start else today)
+    if first > last:
+        raise BadRange(f"from ({first}) is after to ({last})")
+    if (last - first).days > MAX_DAYS:
+        raise BadRange(f"the range is limited to {MAX_DAYS} days")
+    return datetime.combine(first, datetime.min.time()), datetime.combine(last + timedelta(days=1), datetime.min.time())
+
+
+def records(start: datetime, end: datetime, owner: str | None) -> Iterator[dict]:
+    query = Message.query.filter(Message.created_at >= start, Message.created_at < end)
+    if owner is not None:
+        query = query.filter(Message.owner == owner)
+    for m in query.order_by(Message.id).yield_per(200):
+        yield {"id": m.id, "time": m.created_at.isoformat(timespec="seconds"), "conversation": m.conversation_id,
+               "owner": m.owner, "question": m.question, "label": m.label, "prompt": m.prompt, "answer": m.answer,
+               "refused": m.refused, "risk": m.risk, "retried": m.retried, "incomplete": m.incomplete,
+               "status": m.status, "error_kind": m.error_kind, "error": m.error, "total_ms": m.total_ms,
+               "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
+               "verdicts": m.verdicts or []}
+
+
+def _source_ref(source: dict) -> str:
+    page = f" p.{source.get('page')}" if source.get("page") else ""
+    return f"[{source.get('rank')}] {source.get('doc')} {source.get('section', '')}{page}".strip()
+
+
+def jsonl(rows: Iterator[dict]) -> Iterator[str]:
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False, default=str) + "\n"
+
+
+def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        row = {k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v) for k, v in row.items()}
+        writer.writerow(_defuse(row))
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _defuse(row: dict) -> dict:
+    """Spreadsheet formula injection: cells a user wrote that start with = + - @ are quoted."""
+    return {k: ("'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@") else v) for k, v in row.items()}

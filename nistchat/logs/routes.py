@@ -1,0 +1,47 @@
+"""`/logs.csv` and `/logs.jsonl` with `?from=&to=` (dates, inclusive; default today): your own
+messages, or with `?scope=all` (admins only; their default) everyone's."""
+from __future__ import annotations
+
+from flask import Blueprint, Response, abort, request, stream_with_context
+
+from ..auth import is_admin, owner_id
+from ..web import render_error
+from .export import BadRange, csv_lines, date_range, jsonl, records
+
+bp = Blueprint("logs", __name__)
+
+
+def log_scope() -> str | None:
+    """Owner filter: None means all users, which needs an admin login."""
+    scope = request.args.get("scope", "all" if is_admin() else "own")
+    if scope == "all":
+        if not is_admin():
+            abort(403)
+        return None
+    return owner_id()
+
+
+def log_response(fmt: str) -> Response:
+    owner = log_scope()
+    try:
+        start, end = date_range(request.args.get("from"), request.args.get("to"))
+    except BadRange as exc:
+        return render_error(str(exc), 400, "Bad date range")
+    rows = records(start, end, owner)
+    name = f"nistchat_{start:%Y%m%d}-{end:%Y%m%d}"
+    if fmt == "csv":
+        body, mimetype, name = csv_lines(rows), "text/csv; charset=utf-8", name + ".csv"
+    else:
+        body, mimetype, name = jsonl(rows), "application/x-ndjson; charset=utf-8", name + ".jsonl"
+    return Response(stream_with_context(body), mimetype=mimetype,
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@bp.get("/logs.csv")
+def csv_log():
+    return log_response("csv")
+
+
+@bp.get("/logs.jsonl")
+def jsonl_log():
+    return log_response("jsonl")

@@ -1,0 +1,67 @@
+"""`/status`: what serves each model role and why, index and database size, model load state,
+P80 answer time per risk class, and recent errors, so an operator can see health at a glance."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import Blueprint, current_app, jsonify, render_template, request
+
+from .. import get_runtime
+from ..chat.progress import estimate_s
+from ..chat.runs import registry
+from ..models import Message, utcnow
+
+bp = Blueprint("status", __name__)
+
+
+def _size(path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return 0
+
+
+def collect() -> dict:
+    app = current_app._get_current_object()
+    settings = app.config["SETTINGS"]
+    runtime = get_runtime(app)
+    try:
+        roles = runtime.models.describe()
+        roles_error = ""
+    except Exception as exc:  # the page must render even when model planning fails
+        roles, roles_error = [], str(exc)
+    index = {"path": str(settings.index_dir), "bytes": _size(settings.index_dir), "ready": False, "message": ""}
+    try:
+        loaded = runtime.index
+        index["ready"] = True
+        for attr in ("parents", "children"):
+            value = getattr(loaded, attr, None)
+            if value is not None:
+                try:
+                    index[attr] = len(value)
+                except TypeError:
+                    pass
+    except Exception as exc:
+        index["message"] = str(exc)
+    db_bytes = sum(_size(settings.db_path.with_name(settings.db_path.name + suffix)) for suffix in ("", "-wal", "-shm"))
+    since = utcnow() - timedelta(hours=24)
+    p80 = {}
+    for risk in ("LOW", "HIGH"):
+        seconds, samples = estimate_s(risk)
+        p80[risk] = {"seconds": seconds, "samples": samples}
+    return {
+        "roles": roles, "roles_error": roles_error, "index": index,
+        "database": {"path": str(settings.db_path), "bytes": db_bytes, "messages": Message.query.count()},
+        "p80": p80,
+        "errors_24h": Message.query.filter(Message.created_at >= since, Message.status == "error").count(),
+        "answers_running": registry(app).active(),
+    }
+
+
+@bp.get("/status")
+def index():
+    data = collect()
+    if request.accept_mimetypes.best == "application/json" or request.args.get("format") == "json":
+        return jsonify(data)
+    return render_template("status/index.html", **data)
