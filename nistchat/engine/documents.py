@@ -456,7 +456,7 @@ def looks_like_toc(rows: list[list[str]]) -> bool:
 # --------------------------------------------------------------------------------------------
 # Sentences (shared with chunking)
 
-_ABBREV = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bet al)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bSec)(?<!\b[A-Z])"
+_ABBREV = r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bet al\.)(?<!\bvs\.)(?<!\bFig\.)(?<!\bNo\.)(?<!\bSec\.)(?<!\b[A-Z]\.)"
 SENTENCE_END = re.compile(_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
