@@ -1,0 +1,215 @@
+"""The retriever: query -> dense + BM25 -> RRF -> rerank -> caps + parent expansion -> Passages.
+
+Each stage is a small module (query, fusion, rerank, expand); this one runs them in order, times
+them, and records every stage's candidates and scores in the Trace so `nistchat diagnose` can
+replay a retrieval. Depths, weights, caps and the rerank window are settings (RetrievalConfig,
+overridable under `[extra.retrieval]` in instance/config.toml), never per-question rules.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+
+from . import fusion
+from .expand import ExpandConfig, count_tokens, expand
+from .query import Query, prepare
+from .rerank import rerank
+from .types import Candidate, Retrieval, Trace
+
+MODES = ("hybrid", "dense", "bm25")
+TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")
+
+
+@dataclass
+class RetrievalConfig:
+    dense_depth: int = 50  # children taken from FAISS
+    bm25_depth: int = 50  # children taken from BM25
+    rrf_k: int = fusion.DEFAULT_K
+    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0})
+    rerank_top_n: int = 20  # fused candidates the cross-encoder sees
+    max_per_section: int = 2
+    max_per_figure: int = 1
+    pull_table_neighbours: bool = True
+    trace_depth: int = 30  # candidates per stage kept in the trace
+
+    @classmethod
+    def from_settings(cls, settings) -> "RetrievalConfig":
+        extra = dict((getattr(settings, "extra", None) or {}).get("retrieval", {}) or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(extra) - known)
+        if unknown:
+            raise ValueError(f"unknown retrieval setting(s): {', '.join(unknown)}")
+        return cls(**extra)
+
+
+class FastBM25:
+    """BM25Okapi scores from rank_bm25's own statistics, via an inverted index.
+
+    rank_bm25's get_scores walks every document in Python for every query token (tens of ms on
+    this corpus); postings with precomputed per-document term weights give identical scores with
+    one numpy scatter-add per query token.
+    """
+
+    def __init__(self, bm25):
+        self.n = len(bm25.doc_freqs)
+        k1, b, avgdl = bm25.k1, bm25.b, bm25.avgdl
+        rows: dict[str, list[int]] = {}
+        tfs: dict[str, list[float]] = {}
+        norms = [k1 * (1 - b + b * dl / avgdl) for dl in bm25.doc_len]
+        for i, freqs in enumerate(bm25.doc_freqs):
+            for term, tf in freqs.items():
+                rows.setdefault(term, []).append(i)
+                tfs.setdefault(term, []).append(tf * (k1 + 1) / (tf + norms[i]))
+        self.postings = {t: (np.asarray(rows[t], dtype=np.int64),
+                             np.asarray(tfs[t], dtype=np.float64) * (bm25.idf.get(t) or 0.0)) for t in rows}
+
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.float64)
+        for tok in tokens:  # repeated query tokens count again, as in BM25Okapi.get_scores
+            post = self.postings.get(tok)
+            if post is not None:
+                np.add.at(out, post[0], post[1])
+        return out
+
+
+def _top(scores: np.ndarray, depth: int) -> list[int]:
+    depth = min(depth, len(scores))
+    if depth <= 0:
+        return []
+    idx = np.argpartition(-scores, depth - 1)[:depth]
+    return [int(i) for i in idx[np.lexsort((idx, -scores[idx]))] if scores[i] > 0]
+
+
+class Retriever:
+    """One per process (Runtime holds it); stateless per call, so safe to share across threads."""
+
+    def __init__(self, index, models, settings, config: RetrievalConfig | None = None):
+        from .index import bm25_tokenize
+
+        self.index = index
+        self.models = models
+        self.settings = settings
+        self.config = config or RetrievalConfig.from_settings(settings)
+        self.tokenize = bm25_tokenize
+        self.children = index.children
+        self.parent_of = {c.id: c.parent_id for c in self.children}
+        self.child_text = {c.id: c.text for c in self.children}
+        self.bm25_rows = list(getattr(index, "bm25_rows", None) or range(len(self.children)))
+        self.fast_bm25 = FastBM25(index.bm25) if getattr(index, "bm25", None) is not None else None
+
+    # -- the two retrievers
+    def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
+        depth = min(depth, self.index.dense.ntotal)
+        if depth <= 0:
+            return []
+        scores, rows = self.index.dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), depth)
+        return [(self.children[int(r)].id, float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
+
+    def _bm25(self, tokens: list[str], depth: int) -> list[tuple[str, float]]:
+        if self.fast_bm25 is None or not tokens:
+            return []
+        scores = self.fast_bm25.scores(tokens)
+        return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)]
+
+    def _items(self, ranked: list[tuple[str, float]]) -> list[dict]:
+        return [{"rank": r, "child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6),
+                 "text": self.child_text.get(cid, "")[:200]}
+                for r, (cid, s) in enumerate(ranked[: self.config.trace_depth], start=1)]
+
+    def _cand_items(self, cands: list[Candidate], cut: int | None = None) -> list[dict]:
+        return [{"rank": r, "child": c.child_id, "parent": c.parent_id, "score": round(c.score, 6),
+                 "ranks": dict(c.ranks), "scores": {k: round(v, 6) for k, v in c.scores.items()},
+                 "in_window": cut is None or r <= cut, "text": self.child_text.get(c.child_id, "")[:200]}
+                for r, c in enumerate(cands[: self.config.trace_depth], start=1)]
+
+    # -- the pipeline
+    def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
+                 mode: str = "hybrid") -> Retrieval:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        cfg, trace = self.config, Trace()
+        timings = dict.fromkeys(TIMING_KEYS, 0.0)
+        if mode in ("hybrid", "dense"):  # a first call loads the model: keep that out of the timings
+            t = time.perf_counter()
+            embedder = self.models.get("embedder")
+            if (load_ms := (time.perf_counter() - t) * 1000) > 50:
+                trace.notes.append(f"embedder loaded in {load_ms:.0f} ms (not counted in timings)")
+        start = time.perf_counter()
+
+        query: Query = prepare(question, history)
+        trace.add("query", 0.0, [query.to_dict()], query.note)
+        if query.rewritten:
+            trace.notes.append(query.note)
+
+        dense: list[tuple[str, float]] = []
+        if mode in ("hybrid", "dense"):
+            t = time.perf_counter()
+            vector = embedder.embed([query.search_text])
+            timings["embed"] = (time.perf_counter() - t) * 1000
+            trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
+            t = time.perf_counter()
+            dense = self._dense(vector[0], cfg.dense_depth)
+            timings["dense"] = (time.perf_counter() - t) * 1000
+            trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {cfg.dense_depth}")
+
+        sparse: list[tuple[str, float]] = []
+        if mode in ("hybrid", "bm25"):
+            t = time.perf_counter()
+            tokens = self.tokenize(query.search_text)
+            sparse = self._bm25(tokens, cfg.bm25_depth)
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+            trace.add("bm25", timings["bm25"], self._items(sparse),
+                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
+
+        t = time.perf_counter()
+        if mode == "hybrid":
+            fused = fusion.rrf({"dense": dense, "bm25": sparse}, k=cfg.rrf_k, weights=cfg.weights,
+                               parent_of=self.parent_of)
+            fuse_note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
+        else:
+            fused = fusion.single(mode, dense or sparse, self.parent_of)
+            fuse_note = f"{mode} only: no fusion"
+        timings["fuse"] = (time.perf_counter() - t) * 1000
+        trace.add("fuse", timings["fuse"], self._cand_items(fused, cfg.rerank_top_n), fuse_note)
+
+        t = time.perf_counter()
+        reranker = self.models.optional("reranker")
+        result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
+                        text_of=lambda c: self.child_text.get(c.child_id, ""),
+                        missing_reason="" if reranker else self.models.reason_missing("reranker"))
+        timings["rerank"] = (time.perf_counter() - t) * 1000
+        trace.add("rerank", timings["rerank"],
+                  [{"child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6)}
+                   for cid, s in result.scored], result.note)
+        if not result.applied:
+            trace.notes.append(result.note)
+
+        t = time.perf_counter()
+        ecfg = ExpandConfig(k=k, budget_tokens=int(self.settings.context_tokens), max_per_section=cfg.max_per_section,
+                            max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours)
+        passages, slots, decisions = expand(result.candidates, self.index.parents, query.text, ecfg, self.child_text)
+        timings["expand"] = (time.perf_counter() - t) * 1000
+        tokens = sum(count_tokens(p.text) for p in passages)
+        trace.add("caps", 0.0, decisions, f"max {cfg.max_per_section} parents per section, "
+                                          f"{cfg.max_per_figure} per figure; capped ones backfill if room")
+        trace.add("expand", timings["expand"],
+                  [{"rank": i, "parent": s.parent.id, "kind": s.parent.kind, "section": s.parent.section,
+                    "hits": s.hits, "pieces": [p.parent.id for p in s.pieces],
+                    "neighbours": list(s.parent.neighbours), "prev": s.parent.prev_id, "next": s.parent.next_id,
+                    "tokens": count_tokens(s.text), "trimmed": s.trimmed}
+                   for i, s in enumerate(slots, start=1)],
+                  f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget")
+        timings["total"] = (time.perf_counter() - start) * 1000
+        timings = {key: round(v, 2) for key, v in timings.items()}
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings)
+
+    def with_config(self, **changes) -> "Retriever":
+        """A retriever sharing this one's index and models with some settings changed (for tuning)."""
+        clone = object.__new__(Retriever)
+        clone.__dict__.update(self.__dict__)
+        clone.config = replace(self.config, **changes)
+        return clone
