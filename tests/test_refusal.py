@@ -28,3 +28,19 @@ def test_message_says_what_is_covered_and_the_closest_sources():
     text = message(retrieval(0.5).passages, "off topic")
     assert "off topic" in text and all(doc in text for doc in CORPUS_COVERS)
     assert "[1] NIST.AI.600-1, Risks > Data Privacy (p. 12)" in text
+
+
+def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
+    from nistchat.engine.refusal import UNKNOWN_TERM_THRESHOLD, named_terms, unknown_terms
+
+    settings = load_settings(instance_dir=tmp_path, environ={})
+    vocab = {"nist", "govern", "1.2", "ai", "rmf"}
+    assert named_terms("What does GOVERN 1.2 say about Acme and AI?") == ["GOVERN", "1.2", "Acme", "AI"]
+    assert unknown_terms("What does GOVERN 1.2 say about Acme and AI?", vocab) == ["Acme"]
+    r = retrieval(UNKNOWN_TERM_THRESHOLD - 0.01)
+    r.question = "Which HIPAA identifiers must be removed?"
+    g = gate(r, settings, vocab=vocab)
+    assert g.refuse and g.rule == "unknown_term" and g.unknown_terms == ["HIPAA"]
+    r = retrieval(UNKNOWN_TERM_THRESHOLD + 0.01)
+    r.question = "Which HIPAA identifiers must be removed?"
+    assert not gate(r, settings, vocab=vocab).refuse  # strong retrieval: the unknown name alone is not enough

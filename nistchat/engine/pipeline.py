@@ -274,7 +274,8 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
 
     # refuse before generation when retrieval is off-topic
     t = time.perf_counter()
-    g = refusal.gate(retrieval, runtime.settings, runtime.models.optional("embedder"))
+    g = refusal.gate(retrieval, runtime.settings, runtime.models.optional("embedder"),
+                     refusal.vocabulary(runtime.index))
     run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
     if g.refuse:
         text = refusal.message(run.passages, "the question looks outside what they cover")

@@ -7,7 +7,9 @@ set (scripts/calibrate_refusal.py), never picked by feel.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+import weakref
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,14 +26,23 @@ CORPUS_COVERS = [
     "NIST SP 800-218A, Secure Software Development Practices for Generative AI and Dual-Use Foundation Models",
 ]
 
-# Pre-generation gate. Feature: the cosine similarity between the question and the closest child
-# chunk (the top of the dense stage, all-MiniLM-L6-v2 embeddings). Threshold derived by
-# scripts/calibrate_refusal.py on data/eval/golden.jsonl (12 negatives vs 76 answerable questions):
-# the largest threshold that wrongly refuses at most 5 % of answerable questions, leaving the rest
-# of the refusal budget to the post-generation checks. Re-run the script after changing the
-# embedder, the chunking or the golden set; override with settings.extra["refusal_threshold"].
+# Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
+# data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:
+# 1. REFUSAL_THRESHOLD: refuse when the feature (top dense cosine between the question and any child
+#    chunk, all-MiniLM-L6-v2) is below it. Rule: the largest threshold that wrongly refuses at most
+#    5 % of answerable questions; the post-generation checks handle the rest.
+# 2. UNKNOWN_TERM_THRESHOLD: refuse when the question names something the corpus never mentions (an
+#    acronym, identifier or proper noun absent from the index vocabulary: "HIPAA", "FedRAMP") AND the
+#    feature is below the median answerable score — an unknown name alone is not enough (a user's own
+#    organisation name is unknown too), but with middling retrieval it marks an out-of-corpus topic.
+# Re-run the script after changing the embedder, the chunking or the golden set; override with
+# settings.extra["refusal_threshold"] / ["refusal_unknown_term_threshold"].
 REFUSAL_FEATURE = "dense_max"
-REFUSAL_THRESHOLD = 0.30  # placeholder until calibrated; see scripts/calibrate_refusal.py
+# Calibration run (golden set of 88, index of 561 parents / 1540 children): negatives' scores
+# 0.474-0.728 (p50 0.547), answerable 0.436-0.806 (p50 0.620). Rule 1 alone refuses 3/12 negatives and
+# 3/76 answerable; both rules refuse 7/12 negatives and the same 3/76 answerable.
+REFUSAL_THRESHOLD = 0.5123
+UNKNOWN_TERM_THRESHOLD = 0.6199
 
 
 @dataclass
@@ -40,10 +51,58 @@ class Gate:
     threshold: float
     feature: str
     refuse: bool
+    unknown_terms: list[str] = field(default_factory=list)
+    unknown_term_threshold: float | None = None
+    rule: str = ""  # which rule refused: "no_passages" | "low_score" | "unknown_term"
 
     def to_dict(self) -> dict:
         return {"score": None if self.score is None else round(self.score, 4), "threshold": self.threshold,
-                "feature": self.feature, "refuse": self.refuse}
+                "feature": self.feature, "refuse": self.refuse, "unknown_terms": self.unknown_terms,
+                "unknown_term_threshold": self.unknown_term_threshold, "rule": self.rule}
+
+
+_VOCAB_TOKEN = re.compile(r"[a-z0-9]+(?:[-/.][a-z0-9]+)*")
+_QUESTION_TOKEN = re.compile(r"[A-Za-z0-9][\w\-/.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_VOCAB_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def vocabulary(index) -> set[str]:
+    """Every word and identifier in the indexed corpus (lower-cased), computed once per index."""
+    try:
+        return _VOCAB_CACHE[index]
+    except (KeyError, TypeError):
+        pass
+    parents = list(getattr(index, "parents", {}).values())
+    texts = [f"{p.doc} {p.title} {' '.join(p.heading_path)} {p.text}" for p in parents] or [
+        f"{c.doc} {c.text}" for c in index.children]
+    vocab = set()
+    for text in texts:
+        for tok in _VOCAB_TOKEN.findall(text.lower()):
+            vocab.add(tok)  # "nist.sp.800-218a" also yields "800-218a", "800", "218a"
+            vocab.update(re.split(r"[./]", tok))
+            vocab.update(re.split(r"[-./]", tok))
+    try:
+        _VOCAB_CACHE[index] = vocab
+    except TypeError:
+        pass
+    return vocab
+
+
+def named_terms(question: str) -> list[str]:
+    """Acronyms, identifiers and capitalised words after the first: the names a question is about."""
+    terms = []
+    for i, m in enumerate(_QUESTION_TOKEN.finditer(question)):
+        tok = m.group().strip("./-")
+        if not tok:
+            continue
+        if re.search(r"[A-Z].*[A-Z]", tok) or re.search(r"\d", tok) or (i > 0 and tok[0].isupper()):
+            terms.append(tok)
+    return terms
+
+
+def unknown_terms(question: str, vocab: set[str]) -> list[str]:
+    """Named terms of the question that the corpus never mentions."""
+    return [t for t in named_terms(question) if t.lower() not in vocab and t.lower().rstrip("s") not in vocab]
 
 
 def dense_max(retrieval: Retrieval, embedder=None) -> float | None:
@@ -68,20 +127,30 @@ def rerank_max(retrieval: Retrieval, embedder=None) -> float | None:
 FEATURES = {"dense_max": dense_max, "rerank_max": rerank_max}
 
 
-def settings_gate(settings) -> tuple[str, float]:
+def settings_gate(settings) -> tuple[str, float, float]:
     extra = getattr(settings, "extra", None) or {}
     return (str(extra.get("refusal_feature", REFUSAL_FEATURE)),
-            float(extra.get("refusal_threshold", REFUSAL_THRESHOLD)))
+            float(extra.get("refusal_threshold", REFUSAL_THRESHOLD)),
+            float(extra.get("refusal_unknown_term_threshold", UNKNOWN_TERM_THRESHOLD)))
 
 
-def gate(retrieval: Retrieval, settings, embedder=None) -> Gate:
-    """Refuse before generation when nothing was retrieved or the score is under the threshold.
-    A missing feature (e.g. no reranker) never refuses on its own: the post-generation checks remain."""
-    feature, threshold = settings_gate(settings)
+def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None = None) -> Gate:
+    """Refuse before generation when nothing was retrieved, the score is under the threshold, or the
+    question names something the corpus never mentions and the score is middling. A missing feature
+    (e.g. no reranker) never refuses on its own: the post-generation checks remain."""
+    feature, threshold, term_threshold = settings_gate(settings)
     if not retrieval.passages:
-        return Gate(None, threshold, feature, True)
+        return Gate(None, threshold, feature, True, rule="no_passages")
     score = FEATURES[feature](retrieval, embedder)
-    return Gate(score, threshold, feature, score is not None and score < threshold)
+    unknown = unknown_terms(retrieval.question, vocab) if vocab else []
+    g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
+    if score is None:
+        return g
+    if score < threshold:
+        g.refuse, g.rule = True, "low_score"
+    elif unknown and score < term_threshold:
+        g.refuse, g.rule = True, "unknown_term"
+    return g
 
 
 def message(passages: list[Passage], reason: str = "") -> str:
