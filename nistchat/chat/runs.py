@@ -101,6 +101,18 @@ def registry(app: Flask) -> RunRegistry:
     return app.extensions.setdefault("nistchat_runs", RunRegistry())
 
 
+def shown_passages(passages: list[dict]) -> list[dict]:
+    """Number passages as the reader saw them ([n] in the answer, `passage` in verdicts)."""
+    return [{**p, "rank": p.get("n", i)} for i, p in enumerate(passages, 1)]
+
+
+def with_text(final_sources: list[dict], shown: list[dict]) -> list[dict]:
+    """The final source list carries no passage text; add it back so a stored answer can show
+    the supporting passage on expand."""
+    by_id = {p.get("id"): p for p in shown}
+    return [{**s, "text": s.get("text") or by_id.get(s.get("id"), {}).get("text", "")} for s in final_sources]
+
+
 def _error(kind: str, message: str, partial: str) -> dict:
     return {"type": "error", "kind": kind, "message": message, "partial": partial}
 
@@ -122,7 +134,8 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
                 data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
                 kind = data.get("type")
                 if kind == "sources":
-                    outcome["sources"] = data.get("passages", [])
+                    data = {**data, "passages": shown_passages(data.get("passages", []))}
+                    outcome["sources"] = data["passages"]
                     outcome["risk"] = data.get("risk") or outcome.get("risk")
                 elif kind == "token":
                     if run.first_token_at is None:
@@ -134,6 +147,7 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
                     outcome["retry_reason"] = data.get("reason", "")
                     tokens, outcome["verdicts"] = [], []
                 elif kind == "final":
+                    data = {**data, "sources": with_text(data.get("sources") or [], outcome.get("sources") or [])}
                     outcome["final"] = data
                 elif kind == "error":
                     outcome["error"] = data

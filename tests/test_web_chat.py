@@ -1,0 +1,168 @@
+"""Chat page, POST /ask (htmx and plain), the SSE stream, topics, and clear errors."""
+from __future__ import annotations
+
+import json
+import re
+
+from nistchat.models import Message
+
+from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
+from .web_support import (DIRECT_LABEL, HX, count, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
+                          sse_events)
+
+SEVEN = ["AI 100-1", "AI 600-1", "AI 100-2e2023", "SP 800-218A", "AI 800-4", "AI 100-5", "Critical infrastructure"]
+
+
+def test_chat_page_shows_question_box_and_topics_for_all_seven_documents(client):
+    html = client.get("/").get_data(as_text=True)
+    assert 'name="question"' in html and 'hx-post="/ask"' in html
+    for doc in SEVEN:
+        assert doc in html, doc
+    # all three entry modes are offered
+    assert 'data-mode="plain"' in html and 'data-mode="prompt"' in html and 'data-mode="answer"' in html
+    assert "/static/vendor/htmx.min.js" in html  # offline copy by default, no CDN
+    assert "cdn.jsdelivr" not in html
+
+
+def test_session_cookie_is_httponly_and_samesite(client):
+    response = client.get("/")
+    cookie = response.headers.get("Set-Cookie", "")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_empty_question_is_rejected_with_a_reason(client):
+    response = post(client, "/ask", {"question": "   "}, htmx=True)
+    assert response.status_code == 422
+    assert "type a question" in response.get_data(as_text=True)
+    plain = post(client, "/ask", {"question": ""})
+    assert plain.status_code == 422 and "type a question" in plain.get_data(as_text=True)
+    assert count(client, Message) == 0
+
+
+def test_100kb_question_is_rejected_before_any_model(client):
+    response = post(client, "/ask", {"question": "x" * 100_000}, htmx=True)
+    assert response.status_code == 422
+    assert "100,000 characters" in response.get_data(as_text=True)
+    assert count(client, Message) == 0
+
+
+def test_missing_csrf_token_is_refused(client):
+    client.get("/")
+    response = client.post("/ask", data={"question": "What is the AI RMF?"}, headers=HX)
+    assert response.status_code == 400
+    assert "security token" in response.get_data(as_text=True)
+    assert count(client, Message) == 0
+
+
+def test_direct_answer_topic_streams_the_configured_answer_verbatim(client):
+    mid, events = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    names = [name for name, _ in events]
+    assert names[0] == "sources" and "token" in names and names[-2:] == ["final", "done"]
+    final = dict(events)["final"]
+    assert "NIST AI 800-4" in final and "Secure Software Development Practices" in final
+    assert "saved answer" in final
+    message = stored(client, Message, mid)
+    assert message.status == "done" and message.direct_answer and message.answer == message.direct_answer
+    assert message.sources == []  # no retrieval
+    assert message.label == DIRECT_LABEL
+
+
+def test_turn_partial_connects_to_the_stream_and_shows_the_question_at_once(client):
+    response = post(client, "/ask", {"question": DIRECT_LABEL, "topic": "1"}, htmx=True)
+    html = response.get_data(as_text=True)
+    mid = message_id(html)
+    assert f'sse-connect="/ask/stream/{mid}"' in html and 'sse-close="done"' in html
+    assert DIRECT_LABEL.replace("?", "") in html
+    assert 'class="progress"' in html
+
+
+def test_plain_submit_without_javascript_renders_the_answer_on_the_page(client):
+    response = post(client, "/ask", {"question": DIRECT_LABEL, "topic": "1"})
+    assert response.status_code == 302 and "#msg-" in response.headers["Location"]
+    html = client.get("/").get_data(as_text=True)
+    assert "Questions outside these documents are declined" in html
+
+
+def test_conversation_continues_and_new_chat_starts_fresh(client):
+    first, _ = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    second, _ = ask_and_stream(client, "How do I read the support marks?", topic=True)
+    a, b = stored(client, Message, first), stored(client, Message, second)
+    assert a.conversation_id == b.conversation_id
+    assert post(client, "/new").status_code == 302
+    third, _ = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    assert stored(client, Message, third).conversation_id != a.conversation_id
+
+
+def test_unknown_conversation_and_message_ids_are_404(client):
+    assert client.get("/c/does-not-exist").status_code == 404
+    assert client.get("/ask/stream/987654").status_code == 404
+
+
+def test_another_browsers_conversation_is_not_visible(app):
+    alice, bob = app.test_client(), app.test_client()
+    mid, _ = ask_and_stream(alice, DIRECT_LABEL, topic=True)
+    conv = stored(app, Message, mid).conversation_id
+    assert alice.get(f"/c/{conv}").status_code == 200
+    assert bob.get(f"/c/{conv}").status_code == 404
+    assert bob.get(f"/ask/stream/{mid}").status_code == 404
+    login(bob)
+    assert bob.get(f"/c/{conv}").status_code == 200  # admins see everyone's
+
+
+def test_reconnecting_stream_replays_the_answer(client):
+    from nistchat.chat.runs import RunRegistry
+
+    mid, first = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    replay = sse_events(client.get(f"/ask/stream/{mid}").get_data(as_text=True))
+    assert [n for n, _ in replay] == [n for n, _ in first]  # a reconnect sees the whole run again
+    client.application.extensions["nistchat_runs"] = RunRegistry()  # as after a server restart
+    stored_only = sse_events(client.get(f"/ask/stream/{mid}").get_data(as_text=True))
+    assert [n for n, _ in stored_only] == ["final", "done"]
+    assert "NIST AI 600-1" in stored_only[0][1]
+
+
+def test_model_text_is_escaped(client):
+    """A configured answer with markup is shown as text, never as HTML (same path as model output)."""
+    login(client)
+    editor = client.get("/admin/questions").get_data(as_text=True)
+    base_sha = re.search(r'name="base_sha" value="([0-9a-f]+)"', editor).group(1)
+    config = {"categories": [{"name": "T", "emoji": "x", "questions": [
+        {"label": "<b>bold</b> label", "answer": "<script>alert(1)</script> & more"}]}]}
+    saved = post(client, "/admin/questions", {"raw_json": json.dumps(config), "base_sha": base_sha},
+                 token_from="/admin/questions")
+    assert saved.status_code == 200, saved.get_data(as_text=True)[:400]
+    page = client.get("/").get_data(as_text=True)
+    assert "&lt;b&gt;bold&lt;/b&gt; label" in page and "<b>bold</b> label" not in page
+    _, events = ask_and_stream(client, "<b>bold</b> label", topic=True)
+    streamed = "".join(data for _, data in events)
+    assert "<script>alert(1)</script>" not in streamed
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in streamed
+
+
+def test_missing_index_is_a_clear_message_not_a_stack_trace(tmp_path):
+    from nistchat.engine.runtime import Runtime
+
+    from .conftest import make_settings
+    broken = Runtime(make_settings(tmp_path, data_dir=tmp_path / "no-data"))
+    app = build_app(tmp_path, broken)
+    client = app.test_client()
+    mid, events = ask_and_stream(client, "What are the four functions of the AI RMF Core?")
+    problem = dict(events).get("problem", "") + dict(events)["final"]
+    assert "nistchat ingest" in problem
+    assert "Traceback" not in problem
+    message = stored(client, Message, mid)
+    assert message.status == "error" and message.error_kind and "nistchat ingest" in message.error
+
+
+def test_ask_is_rate_limited_per_client(tmp_path, light_runtime):
+    app = build_app(tmp_path, light_runtime, ASK_RATE_LIMIT="2 per minute")
+    client = app.test_client()
+    token = csrf_token(client)
+    codes = [client.post("/ask", data={"question": DIRECT_LABEL, "topic": "1", "csrf_token": token},
+                         headers=HX).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+
+
+def test_topics_panel_partial(client):
+    html = client.get("/topics").get_data(as_text=True)
+    assert "<html" not in html and DIRECT_LABEL in html

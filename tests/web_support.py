@@ -1,0 +1,137 @@
+"""Fixtures and helpers for the web tests (flaskr pattern: app, client, runner).
+
+The app gets a real SQLite file in a temp instance dir (migrated with the real migrations) and a
+real engine Runtime. Route tests use `light_runtime` (no index build, no model load: they ask
+direct-answer topics or hit errors before any model); tests that need a real answer use the
+session `runtime` (real index, real 0.5B reader) and are kept few, since each costs ~10-30 s.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from nistchat import create_app
+from nistchat.commands.db import upgrade_database
+
+from .conftest import make_settings
+
+ADMIN_PASSWORD = "correct horse battery staple"
+ADMIN_HASH = generate_password_hash(ADMIN_PASSWORD)
+HX = {"HX-Request": "true"}
+DIRECT_LABEL = "Which documents can I ask about?"  # a {label, answer} topic in the default config
+PROMPT_LABEL = "What is confabulation?"  # a {label, prompt} topic in the default config
+
+
+@pytest.fixture(scope="session")
+def light_runtime():
+    from nistchat.engine.runtime import Runtime
+    return Runtime(make_settings())
+
+
+def build_app(tmp_path, runtime, **config):
+    overrides = config.pop("settings", {})
+    settings = make_settings(tmp_path, admin_password_hash=ADMIN_HASH, **overrides)
+    app = create_app({"SETTINGS": settings, "RUNTIME": runtime, **config})
+    upgrade_database(app)
+    return app
+
+
+@pytest.fixture
+def app(tmp_path, light_runtime):
+    return build_app(tmp_path, light_runtime)
+
+
+def _app(app_or_client):
+    return getattr(app_or_client, "application", app_or_client)
+
+
+def stored(app_or_client, model, key):
+    """A row as the database has it now, read in its own app context (never hold one across
+    requests: requests would share its `g` and database session)."""
+    from nistchat.extensions import db
+    with _app(app_or_client).app_context():
+        row = db.session.get(model, key)
+        if row is not None:
+            db.session.expunge(row)
+        return row
+
+
+def count(app_or_client, model) -> int:
+    from nistchat.extensions import db
+    with _app(app_or_client).app_context():
+        return db.session.query(model).count()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def csrf_token(client, path: str = "/") -> str:
+    html = client.get(path).get_data(as_text=True)
+    match = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert match, f"no CSRF token on {path}"
+    return match.group(1)
+
+
+def post(client, path: str, data: dict | None = None, *, htmx: bool = False, token_from: str = "/", **kwargs):
+    data = dict(data or {})
+    data.setdefault("csrf_token", csrf_token(client, token_from))
+    return client.post(path, data=data, headers=HX if htmx else None, **kwargs)
+
+
+def message_id(html: str) -> int:
+    match = re.search(r'data-message-id="(\d+)"', html)
+    assert match, html[:500]
+    return int(match.group(1))
+
+
+def sse_events(body: str) -> list[tuple[str, str]]:
+    """(event, data) pairs from an SSE body, as EventSource would dispatch them."""
+    events = []
+    for block in body.split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+        if data:
+            events.append((name, "\n".join(data)))
+    return events
+
+
+def ask_and_stream(client, question: str, *, topic: bool = False) -> tuple[int, list[tuple[str, str]]]:
+    response = post(client, "/ask", {"question": question, **({"topic": "1"} if topic else {})}, htmx=True)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    mid = message_id(response.get_data(as_text=True))
+    body = client.get(f"/ask/stream/{mid}").get_data(as_text=True)
+    return mid, sse_events(body)
+
+
+def login(client) -> None:
+    response = post(client, "/admin/login", {"password": ADMIN_PASSWORD}, token_from="/admin")
+    assert response.status_code == 302, response.get_data(as_text=True)[:300]
+
+
+def wait_for(predicate, timeout: float = 30.0, step: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("condition not met in time")
+
+
+def ndjson(body: str) -> list[dict]:
+    return [json.loads(line) for line in body.splitlines() if line.strip()]
