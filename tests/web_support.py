@@ -27,9 +27,11 @@ PROMPT_LABEL = "What is confabulation?"  # a {label, prompt} topic in the defaul
 
 
 @pytest.fixture(scope="session")
-def light_runtime():
+def light_runtime(tmp_path_factory):
+    """A real Runtime over an empty data dir: direct answers work, anything needing retrieval
+    fails fast with the engine's "no index" error (so route tests never run the LLM)."""
     from nistchat.engine.runtime import Runtime
-    return Runtime(make_settings())
+    return Runtime(make_settings(data_dir=tmp_path_factory.mktemp("no-index")))
 
 
 def build_app(tmp_path, runtime, **config):

@@ -1,0 +1,208 @@
+"""Admin login and the questions_config editor: htmx operations, validation, atomic versioned saves,
+stale-version refusal, concurrent saves, restore, and changes visible without a restart."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+from nistchat.models import ConfigVersion
+
+from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
+from .web_support import ADMIN_PASSWORD, HX, count, csrf_token, login, post
+
+
+def editor_state(client) -> tuple[str, str]:
+    html = client.get("/admin/questions").get_data(as_text=True)
+    return re.search(r'name="base_sha" value="([0-9a-f]+)"', html).group(1), html
+
+
+def form_fields(html: str) -> dict:
+    """The structured editor's fields as a browser would post them."""
+    form = html[html.index('id="questions-form"'):html.index("</form>", html.index('id="questions-form"'))]
+    fields = {}
+    for name, value in re.findall(r'<input name="([^"]+)" value="([^"]*)"', form):
+        fields[name] = value
+    for name, value in re.findall(r'<textarea name="([^"]+)"[^>]*>([^<]*)</textarea>', form):
+        fields[name] = value
+    for name, body in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', form, flags=re.S):
+        fields[name] = re.search(r'<option value="(\w+)" selected', body).group(1)
+    fields["base_sha"] = re.search(r'name="base_sha" value="([0-9a-f]+)"', form).group(1)
+    import html as htmllib
+    return {k: htmllib.unescape(v) for k, v in fields.items()}
+
+
+def test_anonymous_admin_requests_are_refused(client):
+    page = client.get("/admin/questions")
+    assert page.status_code == 302 and "/admin" in page.headers["Location"]
+    token = csrf_token(client)
+    assert client.post("/admin/questions", data={"csrf_token": token, "raw_json": "{}"}).status_code == 403
+    assert client.post("/admin/questions/edit", data={"csrf_token": token}, headers=HX).status_code == 403
+    assert client.get("/evals").status_code == 302
+    assert client.get("/admin").status_code == 200  # the login form
+
+
+def test_wrong_password_is_refused(client):
+    response = post(client, "/admin/login", {"password": "nope"}, token_from="/admin")
+    assert response.status_code == 401 and "Wrong password" in response.get_data(as_text=True)
+    assert client.get("/admin/questions").status_code == 302
+
+
+def test_login_then_logout(client):
+    login(client)
+    assert client.get("/admin/questions").status_code == 200
+    post(client, "/admin/logout", token_from="/admin")
+    assert client.get("/admin/questions").status_code == 302
+
+
+def test_login_form_refuses_open_redirects(client):
+    response = post(client, "/admin/login", {"password": ADMIN_PASSWORD, "next": "//evil.example/"},
+                    token_from="/admin")
+    assert response.headers["Location"] == "/admin"
+
+
+def test_edit_operations_return_the_editor_partial(client):
+    login(client)
+    _, html = editor_state(client)
+    fields = form_fields(html)
+    token = csrf_token(client, "/admin/questions")
+    n_cats = len([k for k in fields if re.fullmatch(r"c\d+\.name", k)])
+
+    def op(fields, name):
+        r = client.post("/admin/questions/edit", data={**fields, "op": name, "csrf_token": token}, headers=HX)
+        assert r.status_code == 200 and "<html" not in r.get_data(as_text=True)
+        return form_fields(r.get_data(as_text=True))
+
+    fields = op(fields, "add_cat")
+    assert len([k for k in fields if re.fullmatch(r"c\d+\.name", k)]) == n_cats + 1
+    fields = op(fields, "add_q:0")
+    fields = op(fields, "up_cat:1")  # reorder: category 1 moves to the top
+    assert fields["c0.name"].startswith("AI Risk Management Framework")
+    fields = op(fields, "del_cat:0")
+    assert fields["c0.name"] == "About this assistant"
+    # switching mode re-renders the entry with a text field for the prompt
+    fields["c0.q0.mode"] = "prompt"
+    fields = op(fields, "")
+    assert "c0.q0.text" in fields
+
+
+def test_save_is_validated_atomic_versioned_and_live_without_restart(client):
+    login(client)
+    base_sha, html = editor_state(client)
+    fields = form_fields(html)
+    fields["c1.q0.label"] = "Renamed: the four AI RMF functions?"
+    token = csrf_token(client, "/admin/questions")
+    response = client.post("/admin/questions", data={**fields, "csrf_token": token}, headers=HX)
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    assert "Saved as version 2" in response.get_data(as_text=True)
+    path = client.application.config["SETTINGS"].questions_path
+    saved = json.loads(path.read_text())
+    assert saved["categories"][1]["questions"][0] == "Renamed: the four AI RMF functions?"
+    assert not list(path.parent.glob(".questions_config.json.*.tmp"))  # temp file replaced, none left
+    assert count(client, ConfigVersion) == 2  # the default as v1, the edit as v2
+    assert "Renamed: the four AI RMF functions?" in client.get("/").get_data(as_text=True)
+
+
+def test_broken_json_is_rejected_with_a_clear_message_and_nothing_saved(client):
+    login(client)
+    base_sha, _ = editor_state(client)
+    path = client.application.config["SETTINGS"].questions_path
+    response = post(client, "/admin/questions", {"raw_json": '{"categories": [', "base_sha": base_sha},
+                    htmx=True, token_from="/admin/questions")
+    assert response.status_code == 422
+    assert "Not valid JSON" in response.get_data(as_text=True)
+    assert not path.exists() and count(client, ConfigVersion) == 0
+
+
+def test_schema_errors_are_shown_inline(client):
+    login(client)
+    base_sha, html = editor_state(client)
+    fields = form_fields(html)
+    fields["c1.q1.label"] = ""  # a plain question with no text
+    fields["c2.name"] = ""
+    token = csrf_token(client, "/admin/questions")
+    response = client.post("/admin/questions", data={**fields, "csrf_token": token}, headers=HX)
+    body = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert "categories[2].name: is required" in body and "categories[1].questions[1]" in body
+    assert 'class="question-edit invalid"' in body
+    bad = {"categories": [{"name": "x", "questions": [{"label": "a", "prompt": "p"}, {"label": "A"}]}]}
+    response = post(client, "/admin/questions", {"raw_json": json.dumps(bad), "base_sha": base_sha},
+                    token_from="/admin/questions")
+    assert response.status_code == 422
+    assert "duplicate label" in response.get_data(as_text=True)
+    assert not client.application.config["SETTINGS"].questions_path.exists()
+
+
+def test_save_based_on_an_older_version_is_refused(client):
+    login(client)
+    old_sha, html = editor_state(client)
+    token = csrf_token(client, "/admin/questions")
+    fields = form_fields(html)
+    first = client.post("/admin/questions", data={**fields, "c0.name": "First admin", "csrf_token": token})
+    assert first.status_code == 200
+    second = client.post("/admin/questions", data={**fields, "c0.name": "Second admin", "csrf_token": token})
+    assert second.status_code == 409
+    assert "Someone saved the questions" in second.get_data(as_text=True)
+    saved = json.loads(client.application.config["SETTINGS"].questions_path.read_text())
+    assert saved["categories"][0]["name"] == "First admin"
+
+
+def test_concurrent_saves_one_wins_one_is_refused(app):
+    clients = [app.test_client(), app.test_client()]
+    for c in clients:
+        login(c)
+    states = [editor_state(c) for c in clients]
+    assert states[0][0] == states[1][0]
+    tokens = [csrf_token(c, "/admin/questions") for c in clients]
+    codes = [None, None]
+    start = threading.Barrier(2)
+
+    def save(i):
+        fields = form_fields(states[i][1])
+        fields["c0.name"] = f"Admin {i}"
+        start.wait()
+        codes[i] = clients[i].post("/admin/questions", data={**fields, "csrf_token": tokens[i]}).status_code
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes) == [200, 409]
+    winner = codes.index(200)
+    saved = json.loads(app.config["SETTINGS"].questions_path.read_text())
+    assert saved["categories"][0]["name"] == f"Admin {winner}"
+    assert count(app, ConfigVersion) == 2
+
+
+def test_versions_list_and_restore(client):
+    login(client)
+    base_sha, html = editor_state(client)
+    token = csrf_token(client, "/admin/questions")
+    fields = form_fields(html)
+    assert client.post("/admin/questions", data={**fields, "c0.name": "Changed", "csrf_token": token}).status_code == 200
+    new_sha, html = editor_state(client)
+    assert "v1" in html and "v2" in html
+    restored = client.post("/admin/questions/restore/1", data={"csrf_token": token, "base_sha": new_sha})
+    assert restored.status_code == 200 and "Restored version 1 as version 3" in restored.get_data(as_text=True)
+    saved = json.loads(client.application.config["SETTINGS"].questions_path.read_text())
+    assert saved["categories"][0]["name"] == "About this assistant"
+    assert client.post("/admin/questions/restore/99", data={"csrf_token": token, "base_sha": new_sha}).status_code == 404
+
+
+def test_preview_shows_a_direct_answer(client):
+    login(client)
+    _, html = editor_state(client)
+    token = csrf_token(client, "/admin/questions")
+    response = client.post("/admin/questions/preview", data={**form_fields(html), "target": "0:0", "csrf_token": token},
+                           headers=HX)
+    body = response.get_data(as_text=True)
+    assert response.status_code == 200 and 'aria-label="Preview"' in body and "Shown verbatim" in body
+
+
+def test_admin_save_without_csrf_token_is_refused(client):
+    login(client)
+    base_sha, _ = editor_state(client)
+    response = client.post("/admin/questions", data={"raw_json": "{}", "base_sha": base_sha})
+    assert response.status_code == 400

@@ -1,0 +1,118 @@
+"""History (own vs admin, paging, FTS5 search with highlights, htmx partial) and log downloads
+(CSV/JSONL, ranges, scope, the daily log file)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date
+
+from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
+from .web_support import DIRECT_LABEL, HX, ask_and_stream, login
+
+MARKS_LABEL = "How do I read the support marks?"
+
+
+def test_history_lists_this_browsers_conversations_newest_first(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    client.post("/new", data={"csrf_token": _token(client)})
+    ask_and_stream(client, MARKS_LABEL, topic=True)
+    html = client.get("/history").get_data(as_text=True)
+    assert html.index(MARKS_LABEL) < html.index(DIRECT_LABEL)
+
+
+def test_history_is_private_per_browser_and_admin_sees_all(app):
+    alice, bob = app.test_client(), app.test_client()
+    ask_and_stream(alice, DIRECT_LABEL, topic=True)
+    assert DIRECT_LABEL not in bob.get("/history").get_data(as_text=True)
+    assert "No conversations yet" in bob.get("/history").get_data(as_text=True)
+    login(bob)
+    assert DIRECT_LABEL in bob.get("/history").get_data(as_text=True)
+
+
+def test_search_highlights_matches_in_questions_and_answers(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    html = client.get("/history?q=documents").get_data(as_text=True)
+    assert "<mark>documents</mark>" in html
+    answer_hit = client.get("/history?q=Adversarial").get_data(as_text=True)
+    assert "<mark>Adversarial</mark>" in answer_hit  # the answer text is indexed too
+    assert "1 matching message" in answer_hit
+    assert "Nothing found" in client.get("/history?q=zebra").get_data(as_text=True)
+
+
+def test_search_as_you_type_returns_the_results_partial(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    response = client.get("/history?q=docu", headers={**HX, "HX-Target": "results"})
+    body = response.get_data(as_text=True)
+    assert "<html" not in body and "<mark>documents</mark>" in body  # prefix match while typing
+
+
+def test_search_is_safe_with_fts_syntax_and_markup(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    for q in ['"unbalanced', "NEAR(a b", "a OR", "*", "<script>x</script>", "-", "a:b"]:
+        response = client.get("/history", query_string={"q": q})
+        assert response.status_code == 200, q
+        assert "<script>x</script>" not in response.get_data(as_text=True)
+
+
+def test_history_pages(tmp_path, light_runtime):
+    from .web_support import build_app
+    app = build_app(tmp_path, light_runtime, HISTORY_PAGE_SIZE=2, ASK_RATE_LIMIT="100 per minute")
+    client = app.test_client()
+    for _ in range(3):
+        ask_and_stream(client, DIRECT_LABEL, topic=True)
+        client.post("/new", data={"csrf_token": _token(client)})
+    first = client.get("/history").get_data(as_text=True)
+    assert "Page 1 of 2" in first and first.count("/c/") == 2
+    second = client.get("/history?page=2").get_data(as_text=True)
+    assert second.count("/c/") == 1
+    assert client.get("/history?page=abc").status_code == 200
+
+
+def test_logs_csv_and_jsonl_for_today(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    response = client.get("/logs.csv")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert "attachment" in response.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert len(rows) == 1 and rows[0]["question"] == DIRECT_LABEL and rows[0]["status"] == "done"
+    lines = client.get("/logs.jsonl").get_data(as_text=True).splitlines()
+    record = json.loads(lines[0])
+    assert record["label"] == DIRECT_LABEL and "Adversarial" in record["answer"]
+
+
+def test_logs_date_range_and_bad_dates(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    today = date.today().isoformat()
+    assert client.get(f"/logs.jsonl?from={today}&to={today}").get_data(as_text=True).strip()
+    assert client.get("/logs.jsonl?from=2001-01-01&to=2001-01-31").get_data(as_text=True) == ""
+    assert client.get("/logs.csv?from=yesterday").status_code == 400
+    assert client.get("/logs.csv?from=2025-02-01&to=2025-01-01").status_code == 400
+
+
+def test_logs_are_own_for_users_and_all_for_admins(app):
+    alice, bob = app.test_client(), app.test_client()
+    ask_and_stream(alice, DIRECT_LABEL, topic=True)
+    assert bob.get("/logs.jsonl").get_data(as_text=True) == ""
+    assert bob.get("/logs.jsonl?scope=all").status_code == 403
+    login(bob)
+    assert DIRECT_LABEL in bob.get("/logs.jsonl").get_data(as_text=True)
+
+
+def test_csv_defuses_spreadsheet_formulas(client):
+    ask_and_stream(client, "=HYPERLINK(\"http://x\")")
+    text = client.get("/logs.csv").get_data(as_text=True)
+    assert "'=HYPERLINK" in text
+
+
+def test_daily_log_file_is_written(client):
+    ask_and_stream(client, DIRECT_LABEL, topic=True)
+    instance = client.application.config["SETTINGS"].instance_dir
+    path = instance / "logs" / f"nistchat_{date.today():%Y%m%d}.log"
+    record = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    assert record["question"] == DIRECT_LABEL and record["status"] == "done"
+
+
+def _token(client) -> str:
+    from .web_support import csrf_token
+    return csrf_token(client)
