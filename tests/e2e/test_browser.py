@@ -89,8 +89,13 @@ def last_turn(page):
     return page.locator("#turns article.turn").last
 
 
-def wait_answered(page):
-    """The stored message replaces the streaming turn when the answer is complete."""
+def turn_count(page) -> int:
+    return page.locator("#turns article.turn").count()
+
+
+def wait_answered(page, before: int):
+    """Wait for the new turn to appear, then for the stored message to replace the streaming one."""
+    page.wait_for_function(f"document.querySelectorAll('#turns article.turn').length > {before}")
     page.wait_for_selector("#turns article.turn.running", state="detached", timeout=ANSWER_TIMEOUT_MS)
     turn = last_turn(page)
     assert "error" not in (turn.get_attribute("class") or ""), turn.inner_text()
@@ -101,12 +106,13 @@ def test_ask_shows_sources_streamed_tokens_and_support_marks(page):
     page.goto("/")
     page.evaluate(OBSERVER)
     page.fill("#question", QUESTION)
+    before = turn_count(page)
     page.click("#ask-form button[type=submit]")
     page.wait_for_selector("#turns article.turn.running .question")  # the question shows at once
     assert QUESTION in last_turn(page).locator(".question").inner_text()
     page.wait_for_selector("#turns article.turn.running .sources li.source", timeout=60_000)
     page.wait_for_function("window.__t && window.__t.first_token", timeout=ANSWER_TIMEOUT_MS)
-    turn = wait_answered(page)
+    turn = wait_answered(page, before)
     t = page.evaluate("window.__t")
     assert t["tokens"] > 3, "the answer arrived in one piece, not streamed"
     assert turn.locator(".sources li.source").count() >= 1
@@ -126,18 +132,21 @@ def test_ask_shows_sources_streamed_tokens_and_support_marks(page):
 def test_each_kind_of_topic_button(page):
     page.goto("/")
     # {label, answer}: shown verbatim, no retrieval, no model
+    before = turn_count(page)
     page.click(f"button.topic[data-mode=answer]:text-is('{DIRECT_TOPIC}')")
-    turn = wait_answered(page)
+    turn = wait_answered(page, before)
     assert "NIST AI 100-2e2023" in turn.locator(".answer").inner_text()
     assert "saved answer" in turn.inner_text()
     # {label, prompt}: the page shows the label; the engine got the prompt (checked in the DB below)
+    before = turn_count(page)
     page.click(f"button.topic[data-mode=prompt]:text-is('{PROMPT_TOPIC}')")
-    turn = wait_answered(page)
+    turn = wait_answered(page, before)
     assert PROMPT_TOPIC in turn.locator(".question").inner_text()
     assert turn.locator(".answer").inner_text().strip()
     # plain string: asked as written
+    before = turn_count(page)
     page.click(f"button.topic[data-mode=plain]:text-is('{PLAIN_TOPIC}')")
-    turn = wait_answered(page)
+    turn = wait_answered(page, before)
     assert PLAIN_TOPIC in turn.locator(".question").inner_text()
     assert turn.locator(".answer").inner_text().strip()
 
