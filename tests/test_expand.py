@@ -106,3 +106,15 @@ def test_tiny_budget_drops_tail_passages_rather_than_starving_all():
 def test_unknown_parent_is_skipped():
     passages, _, _ = expand([C("c", "missing", 1.0)], {}, "q", ExpandConfig())
     assert passages == []
+
+
+def test_trim_splits_a_huge_row_and_keeps_the_matched_sentence():
+    filler = " ".join(f"GOVERN 1.{i}: filler outcome number {i} is documented here." for i in range(3, 40))
+    row = f"| GOVERN 1: Policies are in place. | GOVERN 1.1: Legal requirements are understood. " \
+          f"GOVERN 1.2: The characteristics of trustworthy AI are integrated. {filler} |"
+    text = "Table 1 Govern\n| Categories | Subcategories |\n|---|---|\n" + row
+    child = "NIST AI 100-1 | 5.1 Govern\nGOVERN 1.2: The characteristics of trustworthy AI are integrated."
+    out = trim(Piece(P("t", text, kind="table"), True, [child]), 60, {"govern", "1", "2"})
+    assert out.startswith("Table 1 Govern\n| Categories | Subcategories |\n|---|---|")
+    assert "GOVERN 1.2: The characteristics of trustworthy AI are integrated." in out
+    assert count_tokens(out) <= 60

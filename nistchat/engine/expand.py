@@ -164,82 +164,101 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
     return slots, decisions
 
 
-def _units(parent: Parent) -> list[str]:
-    """Trim units: lines for tables and lists (rows, items), sentences within lines for prose."""
+LONG_UNIT_TOKENS = 60  # a longer line (a big table row, a long paragraph) is split into sentences
+_CELL = re.compile(r"\s\|\s")
+
+
+@dataclass
+class Unit:
+    line: int  # source line: units of one line render on one line again
+    text: str
+
+
+def _units(parent: Parent) -> list[Unit]:
+    """Trim units: one per line (table row, list item, paragraph), long lines split into sentences
+    (and table rows at cell borders) so one huge row cannot be all-or-nothing."""
+    out: list[Unit] = []
     lines = [ln for ln in parent.text.split("\n") if ln.strip()]
-    if parent.kind in ("table", "list"):
-        return lines
-    out: list[str] = []
-    for ln in lines:
-        out.extend(s for s in _SENTENCE_END.split(ln) if s.strip())
+    for n, ln in enumerate(lines):
+        if count_tokens(ln) <= LONG_UNIT_TOKENS:
+            out.append(Unit(n, ln))
+            continue
+        cells = _CELL.split(ln) if parent.kind == "table" else [ln]
+        for cell in cells:
+            out.extend(Unit(n, s) for s in _SENTENCE_END.split(cell) if s.strip())
     return out
 
 
-def _header_count(parent: Parent, units: list[str]) -> int:
+def _header_count(parent: Parent, units: list[Unit]) -> int:
     """Leading units that label the rest (table caption + header + separator, or a list's lead-in)."""
     if parent.kind == "table":
-        for i, u in enumerate(units[:6]):
-            if re.fullmatch(r"\s*\|?\s*:?-{2,}.*", u):
+        for i, u in enumerate(units[:8]):
+            if re.fullmatch(r"\s*\|?\s*:?-{2,}.*", u.text):
                 return i + 1
         return 1
-    return 1 if parent.kind in ("list", "figure") else 0
+    return 1 if parent.kind in ("list", "figure") and len(units) > 1 and units[1].line != units[0].line else 0
 
 
-def _unit_scores(units: list[str], hit_texts: list[str], terms: set[str]) -> list[float]:
-    hits = [_norm(h) for h in hit_texts]
+def _shingles(text: str, n: int = 3) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", _norm(text))
+    return {tuple(words[i:i + n]) for i in range(max(1, len(words) - n + 1))} if words else set()
+
+
+def _unit_scores(units: list[Unit], hit_texts: list[str], terms: set[str]) -> list[float]:
+    """10 x share of the unit's word trigrams found in a matched child, plus query-term overlap."""
+    hit = set().union(*(_shingles(h) for h in hit_texts)) if hit_texts else set()
     scores = []
     for u in units:
-        nu = _norm(u)
-        inside = any(nu and nu in h for h in hits) or any(h and h in nu for h in hits)
-        words = set(re.findall(r"\w+", nu))
-        scores.append((10.0 if inside else 0.0) + len(words & terms) / (1 + math.log1p(len(words))))
+        sh = _shingles(u.text)
+        inside = len(sh & hit) / len(sh) if sh else 0.0
+        words = set(re.findall(r"\w+", _norm(u.text)))
+        scores.append(10.0 * inside + len(words & terms) / (1 + math.log1p(len(words))))
     return scores
 
 
 def trim(piece: Piece, budget: int, terms: set[str]) -> str:
     """Keep the header units and the best-matching units (in document order) within `budget` tokens."""
     units = _units(piece.parent)
-    text = "\n".join(units)
-    if count_tokens(text) <= budget:
-        return text
-    head = _header_count(piece.parent, units)
-    keep = set(range(min(head, len(units))))
-    used = sum(count_tokens(units[i]) for i in keep)
+    everything = set(range(len(units)))
+    if count_tokens(_render(units, everything)) <= budget:
+        return _render(units, everything)
+    head = min(_header_count(piece.parent, units), len(units))
+    keep = set(range(head))
+    used = sum(count_tokens(units[i].text) for i in keep)
     scores = _unit_scores(units, piece.hit_texts, terms)
     best = max(range(len(units)), key=lambda i: (scores[i], -i)) if units else 0
     order = sorted(range(len(units)), key=lambda i: (-scores[i], abs(i - best), i))
     for i in order:
-        if i in keep:
-            continue
-        cost = count_tokens(units[i])
-        if used + cost <= budget:
+        cost = count_tokens(units[i].text)
+        if i not in keep and used + cost <= budget:
             keep.add(i)
             used += cost
     if len(keep) <= head and units:  # nothing beyond the header fits: cut the best unit itself
-        words = units[best].split()
-        room = max(8, budget - used)
-        keep.add(best)
         units = list(units)
-        units[best] = " ".join(words[:room])
-    render = lambda: _render(units, keep)  # noqa: E731
-    text = render()
+        units[best] = Unit(units[best].line, " ".join(units[best].text.split()[: max(8, budget - used)]))
+        keep.add(best)
+    text = _render(units, keep)
     droppable = [i for i in sorted(keep, key=lambda i: (scores[i], -abs(i - best))) if i >= head and i != best]
     while count_tokens(text) > budget and droppable:  # gap markers cost tokens too
         keep.discard(droppable.pop(0))
-        text = render()
+        text = _render(units, keep)
     return text
 
 
-def _render(units: list[str], keep: set[int]) -> str:
-    out, last = [], -1
+def _render(units: list[Unit], keep: set[int]) -> str:
+    """Kept units in order; same-line units rejoin with a space, gaps show as an ellipsis mark."""
+    out: list[str] = []
+    last = -1
     for i in sorted(keep):
-        if i != last + 1:
-            out.append(ELLIPSIS)
-        out.append(units[i])
+        gap = i != last + 1
+        if gap:
+            out.append(("\n" if out else "") + ELLIPSIS)
+        same_line = last >= 0 and not gap and units[i].line == units[last].line
+        out.append((" " if same_line or gap else "\n") + units[i].text if out else units[i].text)
         last = i
     if last < len(units) - 1:
-        out.append(ELLIPSIS)
-    return "\n".join(out)
+        out.append("\n" + ELLIPSIS if out else ELLIPSIS)
+    return "".join(out).strip()
 
 
 def _allocate(sizes: list[int], budget: int) -> list[int]:

@@ -1,0 +1,142 @@
+"""The retriever on the real corpus index (session fixture `runtime`): contract, trace, modes,
+reranker fallback and plumbing, and the AI 800-4 monitoring categories reaching the context."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nistchat.engine.expand import count_tokens
+from nistchat.engine.search import TIMING_KEYS, FastBM25, RetrievalConfig, Retriever
+from nistchat.engine.types import Retrieval
+
+MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
+CATEGORIES = ("Functionality", "Operational", "Human Factors", "Security", "Compliance", "Large-Scale Impacts")
+
+
+class Models:
+    """The runtime's registry, with the reranker role replaced."""
+
+    def __init__(self, real, reranker=None, reason="no cross-encoder in this test"):
+        self.real, self.reranker, self.reason = real, reranker, reason
+
+    def get(self, role):
+        return self.real.get(role)
+
+    def optional(self, role):
+        return self.reranker if role == "reranker" else self.real.optional(role)
+
+    def reason_missing(self, role):
+        return self.reason if role == "reranker" else self.real.reason_missing(role)
+
+
+@pytest.fixture(scope="module")
+def retriever(runtime):
+    return runtime.retriever
+
+
+def test_contract(retriever, runtime):
+    r = retriever.retrieve("What does GOVERN 1.2 in the AI RMF say?", k=6)
+    assert isinstance(r, Retrieval)
+    assert [p.rank for p in r.passages] == [1, 2, 3, 4, 5, 6]
+    assert len({p.id for p in r.passages}) == 6
+    assert set(r.timings_ms) == set(TIMING_KEYS)
+    assert r.timings_ms["total"] >= r.timings_ms["dense"] and r.timings_ms["total"] > 0
+    for p in r.passages:
+        parent = runtime.index.parents[p.id]
+        assert (p.doc, p.title, p.section, p.kind, p.page) == \
+            (parent.doc, parent.title, parent.section, parent.kind, parent.page)
+        assert p.text.strip()
+    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "fuse", "rerank", "caps", "expand"]
+    assert r.trace.stage("dense").items[0]["score"] >= r.trace.stage("dense").items[-1]["score"]
+    d = r.to_dict()
+    assert set(d) == {"question", "passages", "trace", "timings_ms"}
+
+
+def test_identifier_query_finds_its_row(retriever):
+    r = retriever.retrieve("What does GOVERN 1.2 say?", k=6)
+    assert any("GOVERN 1.2" in p.text and p.doc == "NIST.AI.100-1" for p in r.passages[:3])
+
+
+def test_k_and_budget(retriever, runtime):
+    for k in (1, 3, 8):
+        r = retriever.retrieve("How should organizations monitor AI systems after deployment?", k=k)
+        assert 1 <= len(r.passages) <= k
+        assert sum(count_tokens(p.text) for p in r.passages) <= runtime.settings.context_tokens
+    with pytest.raises(ValueError):
+        retriever.retrieve("x", k=0)
+    with pytest.raises(ValueError):
+        retriever.retrieve("x", mode="fancy")
+
+
+def test_single_retriever_modes(retriever):
+    dense = retriever.retrieve("What is data poisoning?", mode="dense")
+    assert dense.trace.stage("bm25") is None and dense.timings_ms["bm25"] == 0
+    assert "dense only" in dense.trace.stage("fuse").note and dense.passages
+    sparse = retriever.retrieve("What is data poisoning?", mode="bm25")
+    assert sparse.trace.stage("dense") is None and sparse.timings_ms["embed"] == 0
+    assert sparse.passages
+
+
+def test_monitoring_categories_reach_the_context(retriever):
+    r = retriever.retrieve("What kinds of post-release oversight does the monitoring report group its work into?", k=6)
+    context = " ".join(p.text for p in r.passages).lower()
+    missing = [c for c in CATEGORIES if c.lower() not in context]
+    assert not missing, f"categories missing from the top-6 context: {missing}"
+
+
+def test_follow_up_uses_history(retriever):
+    history = [{"role": "user", "content": "What is DP-SGD in the adversarial ML taxonomy?"},
+               {"role": "assistant", "content": "A differentially private training algorithm."}]
+    r = retriever.retrieve("and why is it hard to use?", history=history)
+    q = r.trace.stage("query").items[0]
+    assert q["rewritten"] and "DP-SGD" in q["search_text"]
+    assert any("follow-up" in n for n in r.trace.notes)
+    assert any(p.doc == "NIST.AI.100-2e2023" for p in r.passages[:3])
+
+
+def test_absent_reranker_is_stated_and_order_kept(runtime):
+    r = Retriever(runtime.index, Models(runtime.models), runtime.settings)
+    out = r.retrieve("What is confabulation?")
+    stage = out.trace.stage("rerank")
+    assert "reranker unavailable (no cross-encoder in this test)" in stage.note and "fallback" in stage.note
+    assert stage.items == [] and any("reranker unavailable" in n for n in out.trace.notes)
+    fused = [it["parent"] for it in out.trace.stage("fuse").items]
+    first_parents = list(dict.fromkeys(fused))
+    assert out.passages[0].id == first_parents[0]
+
+
+@pytest.mark.skipif(not MINILM.is_dir(), reason="MiniLM checkpoint not provisioned")
+def test_reranker_plumbing_with_a_real_checkpoint(runtime):
+    from nistchat.engine.backends.embedded import CrossEncoderReranker
+
+    model = CrossEncoderReranker(MINILM)  # random head: scores are real model outputs, not meaningful
+    r = Retriever(runtime.index, Models(runtime.models, model), runtime.settings,
+                  RetrievalConfig(rerank_top_n=8))
+    out = r.retrieve("What is confabulation?")
+    stage = out.trace.stage("rerank")
+    assert len(stage.items) == 8 and "reranked top 8" in stage.note
+    scores = [it["score"] for it in stage.items]
+    assert scores == sorted(scores, reverse=True)
+    assert not any("reranker unavailable" in n for n in out.trace.notes)
+
+
+def test_fast_bm25_matches_rank_bm25(runtime):
+    from nistchat.engine.index import bm25_tokenize
+
+    bm25 = runtime.index.bm25
+    fast = FastBM25(bm25)
+    for q in ("GOVERN 1.2 policies", "data poisoning attacks poisoning", "PW.1.1 risk modeling"):
+        tokens = bm25_tokenize(q)
+        assert np.allclose(fast.scores(tokens), bm25.get_scores(tokens))
+
+
+def test_config_overrides_from_settings(runtime):
+    import copy
+
+    s = copy.copy(runtime.settings)
+    s.extra = {"retrieval": {"dense_depth": 7, "max_per_section": 1}}
+    cfg = RetrievalConfig.from_settings(s)
+    assert cfg.dense_depth == 7 and cfg.max_per_section == 1 and cfg.bm25_depth == RetrievalConfig().bm25_depth
+    s.extra = {"retrieval": {"no_such_knob": 1}}
+    with pytest.raises(ValueError):
+        RetrievalConfig.from_settings(s)
