@@ -1,0 +1,206 @@
+"""The answer pipeline end to end on the real index, the real embedder and the real 0.5B reader.
+
+The only stand-ins are the explicitly named test doubles below, which wrap the real reader to
+force a situation a real model produces only by chance (an unsupported first draft, an invalid
+citation, a stream that stops half-way).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from nistchat.cli import main
+from nistchat.engine.backends.base import Interrupted
+from nistchat.engine.pipeline import LIST_DISCLAIMER
+from nistchat.engine.prompt import RETRY_INSTRUCTION
+
+OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
+
+
+@pytest.fixture
+def rt(runtime, monkeypatch):
+    """The session runtime with short generations and a small verification budget (test speed)."""
+    runtime.models.get("verifier")  # built now, around the real reader, before any test double is swapped in
+    for key, value in {"answer_max_tokens": 80, "answer_context_tokens": 700, "verify_max_checks": 4,
+                       "verify_per_sentence": 2}.items():
+        monkeypatch.setitem(runtime.settings.extra, key, value)
+    return runtime
+
+
+def use_reader(monkeypatch, runtime, reader):
+    """Serve `reader` for the reader role only; every other role stays real."""
+    real_get = runtime.models.get
+    monkeypatch.setattr(runtime.models, "get", lambda role: reader if role == "reader" else real_get(role))
+
+
+def run(runtime, question, **kw):
+    events = list(runtime.answer(question, [], **kw))
+    return events, [e.type for e in events]
+
+
+class UnsupportedFirstDraftReader:
+    """TEST DOUBLE: the first draft is a fixed, unsupported text; later calls go to the real reader."""
+
+    DRAFT = ("The AI RMF was written by the European Commission in 1999. It requires every company to pay "
+             "an annual licence fee. It bans the use of neural networks.")
+
+    def __init__(self, real):
+        self.real, self.name, self.calls = real, f"{real.name} (first draft forced)", []
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+        self.calls.append(messages)
+        if len(self.calls) == 1:
+            yield from (self.DRAFT[i:i + 7] for i in range(0, len(self.DRAFT), 7))
+        else:
+            yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
+
+
+class ScriptedCitationReader:
+    """TEST DOUBLE: answers with one fixed sentence that cites a passage number that was never shown."""
+
+    name = "scripted (bad citation)"
+    TEXT = "TEVV stands for test, evaluation, verification, and validation [9]."
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+        yield from (self.TEXT[i:i + 5] for i in range(0, len(self.TEXT), 5))
+
+
+class StopsMidAnswerReader:
+    """TEST DOUBLE: passes through the real reader's first `n` pieces, then fails like a dropped stream."""
+
+    def __init__(self, real, n):
+        self.real, self.n, self.name = real, n, f"{real.name} (stops after {n} pieces)"
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+        for i, piece in enumerate(self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)):
+            if i == self.n:
+                raise Interrupted("The reader stopped mid-answer: connection lost")
+            yield piece
+
+
+def test_high_risk_question_is_verified_and_supported(rt):
+    events, types = run(rt, "What does TEVV stand for in the AI RMF?")
+    assert types[0] == "sources" and types[-1] == "final" and "token" in types
+    assert types.index("sources") < types.index("token") < types.index("verdict") < types.index("final")
+    passages = events[0].data["passages"]
+    assert passages and all({"doc", "title", "section", "page", "text"} <= set(p) for p in passages)
+    final = events[-1].data
+    assert final["risk"] == "HIGH" and final["verified"] is True and final["refused"] is False
+    assert final["sentences"] and any(s["supported"] for s in final["sentences"])
+    for s in final["sentences"]:
+        assert (s["passage"] is not None) == s["supported"]
+        assert s["passage"] is None or 1 <= s["passage"] <= len(passages)
+    assert "evaluation" in final["answer"].lower()
+    t = final["timings_ms"]
+    assert set(t) == {"retrieve", "first_token", "generate", "verify", "retry", "total"}
+    assert 0 < t["retrieve"] <= t["first_token"] <= t["total"] and t["verify"] > 0
+    assert final["backend"]["reader"].startswith("embedded:") and final["prompt_tokens"] > 0
+
+
+def test_off_topic_question_is_refused_before_generation_with_what_is_covered(rt, monkeypatch):
+    def no_reader(role):
+        raise AssertionError("the reader must not be called for an off-topic question")
+
+    real_get = rt.models.get
+    monkeypatch.setattr(rt.models, "get", lambda role: no_reader(role) if role == "reader" else real_get(role))
+    events, types = run(rt, OFF_TOPIC)
+    assert types == ["sources", "token", "final"]
+    final = events[-1].data
+    assert final["refused"] is True and final["refusal_reason"] == "off_topic"
+    assert "AI Risk Management Framework" in final["answer"] and "Closest sources" in final["answer"]
+    assert final["gate"]["score"] < final["gate"]["threshold"] or final["gate"]["rule"] == "unknown_term"
+    assert final["disclaimer"] == "" and len(final["sources"]) == len(events[0].data["passages"])
+
+
+def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypatch):
+    double = UnsupportedFirstDraftReader(rt.models.get("reader"))
+    use_reader(monkeypatch, rt, double)
+    events, types = run(rt, "What does TEVV stand for in the AI RMF?")
+    assert types.count("retry") == 1 and types[-1] == "final"
+    retry_at = types.index("retry")
+    assert "verdict" in types[:retry_at] and "token" in types[retry_at:] and "verdict" in types[retry_at:]
+    assert len(double.calls) == 2 and double.calls[1][-1]["content"].endswith(RETRY_INSTRUCTION)
+    final = events[-1].data
+    first, second = final["attempts"]
+    assert first["text"] == UnsupportedFirstDraftReader.DRAFT
+    assert first["unsupported"] > first["supported"]
+    assert second["text"] and second["attempt"] == 2
+    assert final["retried"] is True
+    better = 2 if second["supported"] / max(1, second["supported"] + second["unsupported"]) > \
+        first["supported"] / max(1, first["supported"] + first["unsupported"]) else 1
+    assert final["chosen_attempt"] == better
+    if final["refused"]:  # neither attempt had a supported sentence
+        assert second["supported"] == 0 or second["dont_know"]
+    else:
+        assert final["answer"] == final["attempts"][better - 1]["answer"]
+
+
+def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
+    use_reader(monkeypatch, rt, ScriptedCitationReader())
+    monkeypatch.setitem(rt.settings.extra, "verify", "never")  # only the bad-citation sentence is checked
+    events, types = run(rt, "Tell me about TEVV in the AI RMF.")
+    final = events[-1].data
+    n = len(events[0].data["passages"])
+    assert "[9]" not in final["answer"]
+    assert "".join(e.data["text"] for e in events if e.type == "token") == ScriptedCitationReader.TEXT
+    fix = final["attempts"][0]
+    assert fix["citations_dropped"] == [9] or [bad for bad, _ in fix["citations_mapped"]] == [9]
+    for bad, good in fix["citations_mapped"]:
+        assert 1 <= good <= n and f"[{good}]" in final["answer"]
+    assert final["verified"] is False and len(final["sentences"]) == 1
+
+
+def test_direct_answer_bypasses_retrieval_and_reader(rt, monkeypatch):
+    monkeypatch.setattr(rt, "retrieve", lambda *a, **k: pytest.fail("retrieval must not run"))
+    monkeypatch.setattr(rt.models, "get", lambda role: pytest.fail("no model may load"))
+    events, types = run(rt, "prompt text", label="Who are we?", direct_answer="We are the AI office.")
+    assert types == ["sources", "token", "final"]
+    assert events[0].data["passages"] == [] and events[1].data["text"] == "We are the AI office."
+    final = events[-1].data
+    assert final["answer"] == "We are the AI office." and final["sources"] == [] and final["direct"] is True
+    assert final["label"] == "Who are we?" and final["refused"] is False
+
+
+@pytest.mark.parametrize("question", ["", "   \n", "x" * 100_000])
+def test_bad_input_is_rejected_before_any_model_call(rt, monkeypatch, question):
+    monkeypatch.setattr(rt, "retrieve", lambda *a, **k: pytest.fail("retrieval must not run"))
+    monkeypatch.setattr(rt.models, "get", lambda role: pytest.fail("no model may load"))
+    events, types = run(rt, question)
+    assert types == ["error"]
+    assert events[0].data["kind"] == "bad_input" and events[0].data["message"]
+    assert events[0].data["incomplete"] is False
+
+
+def test_reader_stopping_mid_answer_gives_an_incomplete_partial_and_no_final(rt, monkeypatch):
+    use_reader(monkeypatch, rt, StopsMidAnswerReader(rt.models.get("reader"), 3))
+    events, types = run(rt, "Why does monitoring continue after an AI system is deployed?")
+    assert types[0] == "sources" and types.count("token") == 3 and types[-1] == "error" and "final" not in types
+    err = events[-1].data
+    assert err["kind"] == "interrupted" and "connection lost" in err["message"]
+    assert err["incomplete"] is True
+    assert err["partial"] == "".join(e.data["text"] for e in events if e.type == "token")
+
+
+def test_list_question_carries_the_disclaimer_and_cli_json_contract(rt, monkeypatch):
+    """The CLI's --json object, on a list question whose answer is scripted (no generation cost)."""
+
+    class ScriptedListReader:  # TEST DOUBLE: fixed list answer
+        name = "scripted list"
+
+        def stream(self, messages, *, max_tokens=512, temperature=0.1):
+            yield "The AI RMF core has four functions: GOVERN, MAP, MEASURE and MANAGE [1]."
+
+    use_reader(monkeypatch, rt, ScriptedListReader())
+    monkeypatch.setitem(rt.settings.extra, "verify", "never")
+    result = CliRunner().invoke(main, ["ask", "--json", "List the four functions of the AI RMF core."], obj=rt)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output.strip().splitlines()[-1])
+    assert set(data) == {"answer", "refused", "risk", "verified", "sentences", "retried", "disclaimer", "sources",
+                         "backend", "timings_ms"}
+    assert data["risk"] == "HIGH" and data["disclaimer"] == LIST_DISCLAIMER and not data["refused"]
+    assert all({"doc", "title", "section", "page"} <= set(s) for s in data["sources"])
+
+    bad = CliRunner().invoke(main, ["ask", ""], obj=rt)
+    assert bad.exit_code == 1 and "bad_input" in bad.output and "Traceback" not in bad.output
