@@ -141,12 +141,10 @@ def _table_parents(block: Block, config: ChunkConfig, group: int) -> list[_Draft
     budget = config.table_tokens - approx_tokens(caption + head)
     segments: list[list[list[str]]] = [[]]
     for row in rows:
-        line = "| " + " | ".join(row) + " |"
         seg_text = "\n".join("| " + " | ".join(r) + " |" for r in segments[-1] + [row])
         if segments[-1] and approx_tokens(seg_text) > budget:
             segments.append([])
         segments[-1].append(row)
-        del line
     drafts, start = [], 1
     for seg in segments:
         end = start + len(seg) - 1

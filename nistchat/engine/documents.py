@@ -434,7 +434,7 @@ def clean_inline_keep_indent(item: str) -> str:
 def looks_like_references(items: list[str]) -> bool:
     """Citation lists ("[12] Author. Title. Venue, 2021.") crowd out content: drop them."""
     if len(items) < 3:
-        return bool(items) and len(items) == 1 and False
+        return False
     refs = sum(bool(REFERENCE_ITEM.match(it.strip().lstrip("- ").strip())
                     or REFERENCE_ITEM.match(it.strip())) for it in items)
     return refs >= 0.6 * len(items)
