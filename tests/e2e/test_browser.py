@@ -36,7 +36,7 @@ OBSERVER = """
   window.__t = {tokens: 0};
   const form = document.querySelector('#ask-form');
   form.addEventListener('submit', () => { window.__t = {tokens: 0, submit: performance.now()}; }, true);
-  document.body.addEventListener('htmx:sseMessage', (e) => {
+  document.body.addEventListener('htmx:sseBeforeMessage', (e) => {
     const t = window.__t, name = e.detail.type;
     if (name === 'sources' && !t.sources) t.sources = performance.now();
     if (name === 'token') { t.tokens += 1; if (!t.first_token) t.first_token = performance.now(); }
