@@ -166,3 +166,30 @@ def test_ask_is_rate_limited_per_client(tmp_path, light_runtime):
 def test_topics_panel_partial(client):
     html = client.get("/topics").get_data(as_text=True)
     assert "<html" not in html and DIRECT_LABEL in html
+
+
+def test_cdn_mode_pins_htmx_with_subresource_integrity(tmp_path, light_runtime):
+    pins = json.loads((client_root() / "static" / "htmx-pins.json").read_text())
+    app = build_app(tmp_path, light_runtime, HTMX_SOURCE="cdn")
+    html = app.test_client().get("/").get_data(as_text=True)
+    for pin in pins.values():
+        assert f'src="{pin["cdn"]}" integrity="{pin["integrity"]}" crossorigin="anonymous"' in html
+        assert pin["version"] in pin["cdn"] and pin["integrity"].startswith("sha384-")
+    assert "/static/vendor/" not in html
+
+
+def test_vendored_htmx_matches_the_pinned_hash():
+    """scripts/fetch_htmx.py put the npm package's bytes here; they must be the pinned ones."""
+    import base64
+    import hashlib
+
+    root = client_root()
+    pins = json.loads((root / "static" / "htmx-pins.json").read_text())
+    for pin in pins.values():
+        data = (root / "static" / "vendor" / pin["local"]).read_bytes()
+        assert "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode() == pin["integrity"]
+
+
+def client_root():
+    from nistchat.config import PROJECT_ROOT
+    return PROJECT_ROOT
