@@ -10,7 +10,6 @@ import csv
 import json
 import re
 import threading
-import time
 from pathlib import Path
 
 import pytest
