@@ -54,3 +54,24 @@ def single(name: str, ranked: list[tuple[str, float]], parent_of: dict[str, str]
         out.append(Candidate(child_id, parent_of.get(child_id, ""), float(score), {name: rank},
                              {name: float(score)}))
     return out
+
+
+def by_parent(candidates: list[Candidate], *, decay: float = 0.5, k: int = DEFAULT_K) -> list[Candidate]:
+    """Regroup children so parents come in order of their aggregated evidence.
+
+    Why: the reader gets parents, and a parent several of whose children matched (a list whose
+    items each answer part of the question, a table whose rows do) is better evidence than one
+    lucky sentence. A parent scores sum(value_i * decay**i) over its children's fused values, best
+    first (value = RRF score, or 1/(k + position) for a single retriever's list). decay=0 is plain
+    max-child ranking. Children keep their own order inside a parent.
+    """
+    values: dict[str, list[float]] = {}
+    first: dict[str, int] = {}
+    for pos, c in enumerate(candidates, start=1):
+        v = c.scores.get("rrf", 1.0 / (k + pos))
+        values.setdefault(c.parent_id, []).append(v)
+        first.setdefault(c.parent_id, pos)
+    agg = {p: sum(v * decay ** i for i, v in enumerate(sorted(vs, reverse=True))) for p, vs in values.items()}
+    for c in candidates:
+        c.scores["parent"] = agg[c.parent_id]
+    return sorted(candidates, key=lambda c: (-agg[c.parent_id], first[c.parent_id]))

@@ -28,8 +28,9 @@ class RetrievalConfig:
     bm25_depth: int = 50  # children taken from BM25
     rrf_k: int = fusion.DEFAULT_K
     weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0})
+    parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
-    max_per_section: int = 2
+    max_per_section: int = 3
     max_per_figure: int = 1
     pull_table_neighbours: bool = True
     trace_depth: int = 30  # candidates per stage kept in the trace
@@ -177,6 +178,9 @@ class Retriever:
         else:
             fused = fusion.single(mode, dense or sparse, self.parent_of)
             fuse_note = f"{mode} only: no fusion"
+        if cfg.parent_decay > 0:
+            fused = fusion.by_parent(fused, decay=cfg.parent_decay, k=cfg.rrf_k)
+            fuse_note += f"; grouped by parent (decay {cfg.parent_decay})"
         timings["fuse"] = (time.perf_counter() - t) * 1000
         trace.add("fuse", timings["fuse"], self._cand_items(fused, cfg.rerank_top_n), fuse_note)
 
