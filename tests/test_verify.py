@@ -95,3 +95,13 @@ def test_retry_when_more_fail_than_pass():
     assert not should_retry([v(False), v(True)])
     assert not should_retry([])
     assert support_score([v(True), v(False)]) == 0.5
+
+
+def test_a_bare_answer_is_checked_together_with_its_question():
+    seen = []
+    verdicts = list(verify_sentences(["High."], [P("High priority tasks are critical.")],
+                                     lambda d, c: seen.append(c) or False, question="What does High mean?"))
+    assert seen == ["Question: What does High mean? Answer: High."]
+    assert [(v.text, v.supported) for v in verdicts] == [("High.", False)]
+    # without the question (citation-only checks) nothing is checked
+    assert list(verify_sentences(["High."], [P("x")], lambda d, c: True)) == []

@@ -34,7 +34,8 @@ class Options:
     k: int = 6
     max_tokens: int = 320
     temperature: float = 0.1
-    verify: str = "high"  # high: HIGH-risk questions only · always · never
+    verify: str = "high"  # high: HIGH-risk questions (and weak retrieval, below) · always · never
+    verify_weak_retrieval: bool = True  # also verify when the gate score is below the weak-retrieval line
     context_tokens: int = 1500
     history_chars: int = 1000
 
@@ -48,6 +49,7 @@ class Options:
                    max_tokens=int(extra.get("answer_max_tokens", cls.max_tokens)),
                    temperature=float(extra.get("answer_temperature", cls.temperature)),
                    verify=verify,
+                   verify_weak_retrieval=bool(extra.get("verify_weak_retrieval", cls.verify_weak_retrieval)),
                    context_tokens=int(extra.get("answer_context_tokens", getattr(settings, "context_tokens", 1500))),
                    history_chars=int(extra.get("history_chars", cls.history_chars)))
 
@@ -133,6 +135,7 @@ class _Run:
         self.passages: list[Passage] = []
         self.risk: Risk = classify(question, self.settings)
         self.partial: list[str] = []
+        self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
 
     def backend(self) -> dict:
         try:
@@ -196,7 +199,8 @@ class _Run:
         """Verify the draft (all sentences when the mode says so, else only those with bad citations),
         then repair citations with what verification found."""
         mode, n_passages = self.opts.verify, len(self.passages)
-        full = not att.dont_know and (mode == "always" or (mode == "high" and self.risk.level == "HIGH"))
+        wanted = mode == "always" or (mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
+        full = not att.dont_know and wanted
         sentences = split_sentences(att.text)
         targets = sentences if full else citations.sentences_with_invalid(att.text, n_passages)
         t = time.perf_counter()
@@ -205,7 +209,8 @@ class _Run:
             try:
                 verifier = self.runtime.models.get("verifier")
                 for v in verify_sentences(targets, self.passages, verifier.check,
-                                          VerifyBudget.from_settings(self.settings)):
+                                          VerifyBudget.from_settings(self.settings),
+                                          question=self.question if full else ""):
                     att.verdicts.append(v)
                     yield Event("verdict", {**_verdict(v), "attempt": att.n})
                 att.verified = full
@@ -277,6 +282,11 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     g = refusal.gate(retrieval, runtime.settings, runtime.models.optional("embedder"),
                      refusal.vocabulary(runtime.index))
     run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
+    # weak retrieval (score under the unknown-term line, i.e. the median answerable score) gets verified
+    run.weak_retrieval = (run.opts.verify_weak_retrieval and g.score is not None
+                          and g.unknown_term_threshold is not None and g.score < g.unknown_term_threshold)
+    run.trace.add("verify_policy", 0.0, [{"mode": run.opts.verify, "risk": run.risk.level,
+                                          "weak_retrieval": run.weak_retrieval}])
     if g.refuse:
         text = refusal.message(run.passages, "the question looks outside what they cover")
         run.mark_first_token()

@@ -162,21 +162,37 @@ class VerifyBudget:
                    int(extra.get("verify_doc_chars", cls.doc_chars)))
 
 
+def short_answer_claim(sentences: list[str], question: str) -> str | None:
+    """A bare answer ("High", "NSSCET") has no checkable sentence of its own; paired with the question
+    it becomes a claim, so a terse answer cannot pass unverified. None when there is nothing to pair."""
+    if not question or any(is_checkable(s) for s in sentences):
+        return None
+    text = " ".join(claim_text(s) for s in sentences).strip()
+    if not text or DONT_KNOW.search(text):
+        return None
+    return f"Question: {question.strip()} Answer: {text}"
+
+
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
-                     budget: VerifyBudget | None = None) -> Iterator[Verdict]:
+                     budget: VerifyBudget | None = None, question: str = "") -> Iterator[Verdict]:
     """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
-    (never assumed true). `check(document, claim)` is the verifier."""
+    (never assumed true). `check(document, claim)` is the verifier. With `question`, an answer with no
+    checkable sentence is checked as one question+answer claim."""
     budget = budget or VerifyBudget()
     used = 0
+    short = short_answer_claim(sentences, question)
+    if short is not None:
+        sentences = [" ".join(sentences)]
     for sentence in sentences:
-        if not is_checkable(sentence):
+        if short is None and not is_checkable(sentence):
             continue
+        claim = short or claim_text(sentence)
         supported_by = None
-        for n in candidate_passages(sentence, passages, budget.per_sentence):
+        for n in candidate_passages(claim if short else sentence, passages, budget.per_sentence):
             if used >= budget.max_checks:
                 break
             used += 1
-            if check(document_for(passages[n - 1], budget.doc_chars), claim_text(sentence)):
+            if check(document_for(passages[n - 1], budget.doc_chars), claim):
                 supported_by = n
                 break
         yield Verdict(sentence, supported_by is not None, supported_by)
