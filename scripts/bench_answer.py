@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def spread(rows: list[dict], n: int) -> list[dict]:
     """n rows evenly spaced through the list (deterministic, covers all documents in file order)."""
+    if n <= 0:
+        return []
     if n >= len(rows):
         return rows
     step = len(rows) / n
