@@ -137,6 +137,13 @@ class _Run:
         self.partial: list[str] = []
         self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
 
+    @property
+    def strict(self) -> bool:
+        """Verification that may trigger a retry or a refusal: HIGH-risk questions, or mode 'always'.
+        Checks run only because retrieval was weak mark sentences (a flag) but never refuse on a
+        small judge's word alone."""
+        return self.opts.verify == "always" or (self.opts.verify == "high" and self.risk.level == "HIGH")
+
     def backend(self) -> dict:
         try:
             return self.runtime.models.active()
@@ -311,7 +318,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.timings["verify"] = first.verify_ms
 
     second = None
-    if first.verified and should_retry(first.verdicts):
+    if first.verified and run.strict and should_retry(first.verdicts):
         passed, failed = support_counts(first.verdicts)
         reason = f"{failed} of {passed + failed} sentences were not supported by the passages"
         yield Event("retry", {"reason": reason, "attempt": 2})
@@ -331,7 +338,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     reason = ""
     if chosen.dont_know:
         reason = "reader_declined"
-    elif chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
+    elif run.strict and chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
         reason = "unsupported"
     if reason:
         why = ("the passages found do not answer it" if reason == "reader_declined"
