@@ -164,6 +164,7 @@ class _Run:
             "answer": answer, "refused": refused, "refusal_reason": refusal_reason, "risk": self.risk.level,
             "risk_kinds": self.risk.kinds, "verified": verified,
             "sentences": [_verdict(v) for v in (chosen.verdicts if chosen else [])],
+            "flagged": bool(chosen and any(not v.supported for v in chosen.verdicts)),
             "retried": retried, "disclaimer": LIST_DISCLAIMER if self.risk.is_list and not refused else "",
             "sources": citations.source_list(self.passages, "" if refused else answer),
             "backend": self.backend(),
