@@ -46,7 +46,7 @@ def test_contract(retriever, runtime):
         assert (p.doc, p.title, p.section, p.kind, p.page) == \
             (parent.doc, parent.title, parent.section, parent.kind, parent.page)
         assert p.text.strip()
-    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "fuse", "rerank", "caps", "expand"]
+    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "exact", "fuse", "rerank", "caps", "expand"]
     assert r.trace.stage("dense").items[0]["score"] >= r.trace.stage("dense").items[-1]["score"]
     d = r.to_dict()
     assert set(d) == {"question", "passages", "trace", "timings_ms"}
@@ -140,3 +140,20 @@ def test_config_overrides_from_settings(runtime):
     s.extra = {"retrieval": {"no_such_knob": 1}}
     with pytest.raises(ValueError):
         RetrievalConfig.from_settings(s)
+
+
+def test_exact_identifier_list(retriever):
+    r = retriever.retrieve("What does PW.1.1 ask for?")
+    items = r.trace.stage("exact").items
+    assert items
+    for it in items:
+        text = retriever.child_text[it["child"]].lower()
+        assert "pw.1.1" in text
+    assert r.trace.stage("fuse").items[0]["ranks"].get("exact")  # the verbatim hit leads the fusion
+
+
+def test_common_acronyms_are_not_exact_signals(retriever):
+    assert retriever._pattern("AI") is None  # in most children: says nothing
+    r = retriever.retrieve("What does TEVV stand for?")
+    texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
+    assert texts and all("(TEVV)" in t or "TEVV:" in t or "TEVV " in t for t in texts)

@@ -7,6 +7,7 @@ overridable under `[extra.retrieval]` in instance/config.toml), never per-questi
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, fields, replace
 
@@ -27,7 +28,9 @@ class RetrievalConfig:
     dense_depth: int = 50  # children taken from FAISS
     bm25_depth: int = 50  # children taken from BM25
     rrf_k: int = fusion.DEFAULT_K
-    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0})
+    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0})
+    exact_depth: int = 20  # children holding a query identifier verbatim (a third RRF list)
+    acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
     parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
     max_per_section: int = 3
@@ -100,6 +103,8 @@ class Retriever:
         self.bm25_rows = list(getattr(index, "bm25_rows", None) or range(len(self.children)))
         self.fast_bm25 = FastBM25(index.bm25) if getattr(index, "bm25", None) is not None else None
         self._warm = False
+        self._lower = [c.text.lower() for c in self.children]
+        self._patterns: dict = {}
 
     # -- the two retrievers
     def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
@@ -114,6 +119,44 @@ class Retriever:
             return []
         scores = self.fast_bm25.scores(tokens)
         return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)]
+
+    def _exact(self, identifiers: list[str], depth: int) -> list[tuple[str, float]]:
+        """Children that contain a query identifier verbatim (GOVERN 1.2, PW.1.1, MP-5.1-005), or that
+        define a query acronym ("... (TEVV)"); ranked by how many of them they hold.
+
+        Why: both retrievers blur identifiers (dense sees "GOVERN 1.2" near "GOVERN 1.3"; BM25 ranks
+        the many children mentioning GOVERN), yet a verbatim id is the most precise signal a
+        question can carry. Acronyms count only in their defining form, and only when rare enough
+        in the corpus (acronym_max_df) to mean something.
+        """
+        patterns = [p for p in (self._pattern(i) for i in identifiers) if p is not None]
+        if not patterns:
+            return []
+        counts = []
+        for i, text in enumerate(self._lower):
+            n = sum(1 for parts, rx in patterns if all(x in text for x in parts) and rx.search(text))
+            if n:
+                counts.append((n, i))
+        ranked = sorted(counts, key=lambda c: (-c[0], c[1]))[:depth]
+        return [(self.children[i].id, float(n)) for n, i in ranked]
+
+    def _pattern(self, ident: str):
+        """(substrings for a cheap prefilter, compiled regex) for one identifier; None if uninformative.
+        Cached: the acronym document-frequency check scans the corpus once per acronym."""
+        if ident in self._patterns:
+            return self._patterns[ident]
+        low = ident.lower()
+        parts = low.split()
+        body = re.escape(low).replace(r"\ ", r"\s+")
+        if any(ch.isdigit() for ch in ident):
+            result = (parts, re.compile(rf"(?<![\w.-]){body}(?![\w-]|\.\d)"))
+        else:
+            word = re.compile(rf"(?<![\w-]){body}(?![\w-])")
+            df = sum(1 for t in self._lower if low in t and word.search(t)) / max(1, len(self._lower))
+            result = None if df > self.config.acronym_max_df else (
+                parts, re.compile(rf"\({body}s?\)|(?<![\w-]){body}s?\s*(?::|=|stands for|means)"))
+        self._patterns[ident] = result
+        return result
 
     def _items(self, ranked: list[tuple[str, float]]) -> list[dict]:
         return [{"rank": r, "child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6),
@@ -172,7 +215,10 @@ class Retriever:
 
         t = time.perf_counter()
         if mode == "hybrid":
-            fused = fusion.rrf({"dense": dense, "bm25": sparse}, k=cfg.rrf_k, weights=cfg.weights,
+            exact = self._exact(query.identifiers, cfg.exact_depth)
+            trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
+                                                        f"{query.identifiers or 'none'}")
+            fused = fusion.rrf({"dense": dense, "bm25": sparse, "exact": exact}, k=cfg.rrf_k, weights=cfg.weights,
                                parent_of=self.parent_of)
             fuse_note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
         else:
