@@ -118,3 +118,17 @@ def test_installed_readers_match_published_sha256():
     if not path.exists():
         pytest.skip("0.5B reader not installed (make test installs it)")
     assert provision.sha256_file(path) == spec.sha256
+
+
+def test_llama_reader_stall_is_timed_out():
+    from nistchat.config import GGUF_MODELS
+    from nistchat.engine.backends.base import TimedOut
+    from nistchat.engine.backends.embedded import LlamaCppReader
+
+    gguf = MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]
+    if not gguf.exists():
+        pytest.skip("0.5B reader not installed (make test installs it)")
+    reader = LlamaCppReader(gguf, n_ctx=512, timeout_s=0.001)
+    with pytest.raises(TimedOut, match="produced nothing"):
+        list(reader.stream([{"role": "user", "content": "Count from one to ten."}], max_tokens=8))
+    assert reader.queue.ahead(reader.queue.ticket()) == 0  # the failed call released its turn

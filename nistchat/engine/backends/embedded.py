@@ -112,7 +112,8 @@ class GenerationQueue:
 class LlamaCppReader:
     """llama.cpp in-process over a GGUF file; streams chat completions."""
 
-    def __init__(self, gguf: Path, *, n_ctx: int = 4096, threads: int = 0, timeout_s: float = 120.0):
+    def __init__(self, gguf: Path, *, n_ctx: int = 4096, threads: int = 0, timeout_s: float = 120.0,
+                 queue_timeout_s: float = 900.0):
         gguf = Path(gguf)
         if not gguf.is_file():
             raise ModelMissing(f"Reader model file not found: {gguf}. Run `nistchat models install`.")
@@ -123,6 +124,7 @@ class LlamaCppReader:
         self.path = gguf
         self.name = gguf.stem
         self.timeout_s = timeout_s
+        self.queue_timeout_s = queue_timeout_s
         self.queue = GenerationQueue()
         self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2,
                           verbose=False)
@@ -132,21 +134,24 @@ class LlamaCppReader:
 
     def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
                ticket: int | None = None) -> Iterator[str]:
+        """Yield text pieces. `timeout_s` bounds a stall (time to the first token, or between two
+        tokens), not the whole answer: a long answer that keeps coming is never cut off."""
         ticket = self.queue.ticket() if ticket is None else ticket
-        if not self.queue.acquire(ticket, timeout=self.timeout_s):
+        if not self.queue.acquire(ticket, timeout=self.queue_timeout_s):
             self.queue.cancel(ticket)
-            raise TimedOut(f"Waited {self.timeout_s:.0f} s for the reader; it is busy with other answers.")
+            raise TimedOut(f"Waited {self.queue_timeout_s:.0f} s for the reader; it is busy with other answers.")
         try:
-            started = time.monotonic()
+            waiting_since = time.monotonic()
             try:
                 chunks = self._llm.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
                                                           temperature=temperature, top_p=0.9, repeat_penalty=1.1)
                 for chunk in chunks:
+                    if time.monotonic() - waiting_since > self.timeout_s:
+                        raise TimedOut(f"The reader produced nothing for {self.timeout_s:.0f} s.")
                     piece = chunk["choices"][0]["delta"].get("content") or ""
                     if piece:
                         yield piece
-                    if time.monotonic() - started > self.timeout_s:
-                        raise TimedOut(f"The reader took longer than {self.timeout_s:.0f} s.")
+                    waiting_since = time.monotonic()
             except (TimedOut, GeneratorExit):
                 raise
             except Exception as exc:  # llama.cpp failures arrive as plain exceptions
