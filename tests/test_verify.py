@@ -105,3 +105,40 @@ def test_a_bare_answer_is_checked_together_with_its_question():
     assert [(v.text, v.supported) for v in verdicts] == [("High.", False)]
     # without the question (citation-only checks) nothing is checked
     assert list(verify_sentences(["High."], [P("x")], lambda d, c: True)) == []
+
+
+# -- anchor grounding: numbers, identifiers and acronyms must be stated somewhere
+def _p(text, section="5.1 Govern", doc="NIST.AI.100-1"):
+    return Passage(1, "x", doc, "AI RMF", section, "prose", None, text, 1.0)
+
+
+def test_anchors_pick_numbers_identifiers_acronyms():
+    from nistchat.engine.verify import anchors
+    assert anchors("Under GDPR Article 22, people may object; see LLM10 and M-24-10 and PW.1.1.") == [
+        "GDPR", "22", "LLM10", "M-24-10", "PW.1.1"]
+    assert anchors("The framework has trustworthy characteristics.") == []
+
+
+def test_ungrounded_claim_skips_the_judge_and_is_unsupported():
+    calls = []
+
+    def judge(doc, claim):
+        calls.append(claim)
+        return True  # a lenient judge: would pass anything
+
+    passages = [_p("The AI RMF Core has four functions: GOVERN, MAP, MEASURE and MANAGE.")]
+    verdicts = list(verify_sentences(["The maximum fine is 35 million euros under the EU AI Act [1]."],
+                                     passages, judge))
+    assert verdicts[0].supported is False and "35" in verdicts[0].reason and calls == []
+    verdicts = list(verify_sentences(["The Core has 4 functions [1]."], passages, judge))
+    assert verdicts[0].supported is True and len(calls) == 1  # "4" matches "four"
+
+
+def test_ungrounded_verdicts_flag_only_unstated_facts():
+    from nistchat.engine.verify import ungrounded_verdicts
+    passages = [_p("MAP 5.1 concerns likelihood and magnitude of each identified impact.")]
+    sentences = ["MAP 5.1 concerns the likelihood of impacts.", "OWASP lists LLM10 as unbounded consumption.",
+                 "Under HIPAA the data must be removed."]
+    flagged = ungrounded_verdicts(sentences, passages, question="What does HIPAA require?")
+    assert [v.text for v in flagged] == ["OWASP lists LLM10 as unbounded consumption."]
+    assert flagged[0].reason == "not in any passage: OWASP, LLM10"

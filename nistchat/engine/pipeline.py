@@ -20,7 +20,7 @@ from .risk import Risk, classify
 from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
 from .verify import (VerifyBudget, says_dont_know, should_retry, split_sentences, support_counts,
-                     support_score, verify_sentences)
+                     support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,10 @@ def _ms(since: float) -> float:
 
 
 def _verdict(v: Verdict) -> dict:
-    return {"text": v.text, "supported": v.supported, "passage": v.passage}
+    out = {"text": v.text, "supported": v.supported, "passage": v.passage}
+    if v.reason:
+        out["reason"] = v.reason
+    return out
 
 
 def _error(kind: str, message: str, partial: str = "") -> Event:
@@ -213,6 +216,10 @@ class _Run:
         targets = sentences if full else citations.sentences_with_invalid(att.text, n_passages)
         t = time.perf_counter()
         note = ""
+        if not full and not att.dont_know:  # numbers and names no passage states: flagged, no model call
+            for v in ungrounded_verdicts([s for s in sentences if s not in targets], self.passages, self.question):
+                att.verdicts.append(v)
+                yield Event("verdict", {**_verdict(v), "attempt": att.n})
         if targets and not att.dont_know:
             try:
                 verifier = self.runtime.models.get("verifier")

@@ -142,6 +142,7 @@ class Verdict:
     text: str
     supported: bool
     passage: int | None  # 1-based rank of the supporting passage, if any
+    reason: str = ""  # why unsupported, when a rule (not the verifier) decided
 
 
 EventType = Literal["sources", "token", "verdict", "retry", "final", "error"]

@@ -140,6 +140,54 @@ def candidate_passages(sentence: str, passages: list[Passage], per_sentence: int
     return (cited + rest)[:per_sentence]
 
 
+_ANCHOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9./:-]*")
+_NUMBER_WORDS = dict(enumerate(("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()))
+
+
+def anchors(claim: str) -> list[str]:
+    """The exact-match facts of a claim: numbers and identifiers (42001, LLM10, M-24-10, PW.1.1) and
+    acronyms (GDPR, HIPAA). A small judge model waves these through when they are wrong; a
+    string check cannot."""
+    found = []
+    for token in _ANCHOR.findall(claim):
+        token = token.rstrip(".:-/")
+        if any(c.isdigit() for c in token) or (len(token) >= 2 and token.isupper() and token.isalpha()):
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
+def _present(anchor: str, haystack: str) -> bool:
+    a = anchor.lower()
+    if a.isdigit() and int(a) in _NUMBER_WORDS and re.search(rf"\b{_NUMBER_WORDS[int(a)]}\b", haystack):
+        return True
+    return re.search(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])", haystack) is not None
+
+
+def _haystack(passage: Passage) -> str:
+    return " ".join((passage.doc, passage.title, passage.section, passage.text)).lower()
+
+
+def ungrounded(claim: str, passage: Passage) -> list[str]:
+    """Anchors of the claim that the passage (with its document id, title and section) never states."""
+    haystack = _haystack(passage)
+    return [a for a in anchors(claim) if not _present(a, haystack)]
+
+
+def ungrounded_verdicts(sentences: list[str], passages: list[Passage], question: str = "") -> list[Verdict]:
+    """Sentences stating a number, identifier or acronym that neither the question nor any passage
+    contains: unsupported without any model call, so it is cheap enough to run on every answer."""
+    sources = [question.lower()] + [_haystack(p) for p in passages]
+    out = []
+    for sentence in sentences:
+        if not is_checkable(sentence):
+            continue
+        absent = [a for a in anchors(claim_text(sentence)) if not any(_present(a, h) for h in sources)]
+        if absent:
+            out.append(Verdict(sentence, False, None, f"not in any passage: {', '.join(absent)}"))
+    return out
+
+
 def document_for(passage: Passage, limit_chars: int) -> str:
     """The passage as the verifier's document, with its heading so table cells keep their meaning."""
     text = passage.text.strip()
@@ -187,15 +235,21 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
         if short is None and not is_checkable(sentence):
             continue
         claim = short or claim_text(sentence)
-        supported_by = None
+        stated = claim.split(" Answer: ", 1)[-1] if short else claim  # the question's own anchors are given
+        supported_by, reason = None, ""
         for n in candidate_passages(claim if short else sentence, passages, budget.per_sentence):
+            missing = ungrounded(stated, passages[n - 1])
+            if missing:  # a passage that lacks the claim's numbers or names cannot support it
+                reason = f"not in passage {n}: {', '.join(missing)}"
+                continue
             if used >= budget.max_checks:
                 break
             used += 1
             if check(document_for(passages[n - 1], budget.doc_chars), claim):
-                supported_by = n
+                supported_by, reason = n, ""
                 break
-        yield Verdict(sentence, supported_by is not None, supported_by)
+            reason = ""
+        yield Verdict(sentence, supported_by is not None, supported_by, reason)
 
 
 def support_counts(verdicts: list[Verdict]) -> tuple[int, int]:
