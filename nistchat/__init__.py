@@ -6,14 +6,41 @@ Flask config keys.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
+import secrets
+import tempfile
 import threading
 from datetime import timedelta
+from pathlib import Path
 
 from flask import Flask
 
 from .config import PROJECT_ROOT, Settings, load_settings
 
 RUNTIME_KEY = "nistchat_runtime"
+_DEFAULT_SECRET = next(f.default for f in dataclasses.fields(Settings) if f.name == "secret_key")
+
+
+def site_secret(instance_dir: Path) -> str:
+    """The session-signing key when none is configured: random, made once and kept in
+    instance/secret_key (mode 600), so sessions survive restarts. The packaged default is public
+    (it is in the source), and anyone could sign an admin session with it."""
+    path = Path(instance_dir) / "secret_key"
+    if path.exists() and path.read_text(encoding="utf-8").strip():
+        return path.read_text(encoding="utf-8").strip()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # created with mode 600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(tmp, path)  # atomic: of two processes starting at once, one key wins
+        except FileExistsError:
+            if not path.read_text(encoding="utf-8").strip():  # an empty file left by a crash
+                os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -45,6 +72,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     app.config.update(test_config)
+    if app.config.get("SECRET_KEY") in (None, "", _DEFAULT_SECRET):
+        app.config["SECRET_KEY"] = site_secret(settings.instance_dir)
 
     from .extensions import csrf, db, limiter, migrate
     db.init_app(app)

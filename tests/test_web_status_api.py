@@ -123,3 +123,26 @@ def test_real_answer_through_the_api_with_a_prompt_topic(tmp_path, runtime):
     assert message.label == PROMPT_LABEL and message.prompt.startswith("How does NIST AI 600-1 define confabulation")
     assert message.sources and all(s["text"] for s in message.sources)  # passage text kept for hover/expand
     assert message.total_ms > 0 and message.risk in ("LOW", "HIGH")
+
+
+def test_unconfigured_secret_key_is_replaced_by_a_kept_random_one(tmp_path):
+    """The packaged default key is public: with it anyone could sign an admin session cookie."""
+    from flask.sessions import SecureCookieSessionInterface
+
+    from nistchat import create_app
+    from nistchat.config import Settings
+
+    from .conftest import make_settings
+    settings = make_settings(tmp_path, secret_key=Settings.secret_key)
+    first = create_app({"SETTINGS": settings})
+    assert first.secret_key != Settings.secret_key and len(first.secret_key) >= 32
+    key_file = settings.instance_dir / "secret_key"
+    assert key_file.stat().st_mode & 0o077 == 0  # readable by the owner only
+    assert create_app({"SETTINGS": settings}).secret_key == first.secret_key  # sessions survive a restart
+    forged = SecureCookieSessionInterface().get_signing_serializer(
+        type("A", (), {"secret_key": Settings.secret_key, "config": first.config})()).dumps({"admin": True})
+    client = first.test_client()
+    client.set_cookie("session", forged)
+    assert client.get("/admin/questions").status_code == 302  # the forged admin session is not accepted
+    configured = make_settings(tmp_path, secret_key="site-key")
+    assert create_app({"SETTINGS": configured}).secret_key == "site-key"
