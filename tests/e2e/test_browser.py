@@ -128,6 +128,18 @@ def test_ask_shows_sources_streamed_tokens_and_support_marks(page):
     page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
 
 
+def test_a_refused_question_stays_in_the_box(page):
+    """422/429 responses are swapped in as messages (htmx treats them as handled, not failed):
+    the typed question must survive so the user can shorten it or resend it."""
+    page.goto("/")
+    page.evaluate("document.querySelector('#question').removeAttribute('maxlength')")
+    too_long = "Is this question too long? " * 100
+    page.fill("#question", too_long)
+    page.click("#ask-form button[type=submit]")
+    page.wait_for_selector("#turns .problem[data-kind=bad_input]")
+    assert page.input_value("#question") == too_long
+
+
 def test_each_kind_of_topic_button(page):
     page.goto("/")
     # {label, answer}: shown verbatim, no retrieval, no model
