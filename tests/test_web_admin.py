@@ -206,3 +206,35 @@ def test_admin_save_without_csrf_token_is_refused(client):
     base_sha, _ = editor_state(client)
     response = client.post("/admin/questions", data={"raw_json": "{}", "base_sha": base_sha})
     assert response.status_code == 400
+
+
+def test_rejected_json_keeps_the_structured_editor_on_the_live_questions(client):
+    """After a broken JSON save, the structured form must still hold the live questions: an empty
+    form there would save an empty topic panel on its next Save."""
+    login(client)
+    base_sha, html = editor_state(client)
+    live = form_fields(html)
+    response = post(client, "/admin/questions", {"raw_json": '{"categories": [', "base_sha": base_sha},
+                    htmx=True, token_from="/admin/questions")
+    assert response.status_code == 422
+    body = response.get_data(as_text=True)
+    assert '{&#34;categories&#34;: [</textarea>' in body  # the typed text is kept for fixing
+    after = form_fields(body)
+    assert after["c0.name"] == live["c0.name"] and after["c1.q0.label"] == live["c1.q0.label"]
+
+
+def test_restoring_a_version_that_is_not_a_valid_config_is_refused(client):
+    """Version 1 records the file as it was before the first save, even a broken hand edit."""
+    login(client)
+    path = client.application.config["SETTINGS"].questions_path
+    path.write_text('{"categories": [ broken', encoding="utf-8")
+    base_sha, html = editor_state(client)
+    assert "The file on disk is invalid" in html
+    token = csrf_token(client, "/admin/questions")
+    assert client.post("/admin/questions", data={**form_fields(html), "csrf_token": token}).status_code == 200
+    new_sha, _ = editor_state(client)
+    saved = path.read_text(encoding="utf-8")
+    response = client.post("/admin/questions/restore/1", data={"csrf_token": token, "base_sha": new_sha})
+    assert response.status_code == 422
+    assert "Version 1 cannot be restored" in response.get_data(as_text=True)
+    assert path.read_text(encoding="utf-8") == saved and count(client, ConfigVersion) == 2

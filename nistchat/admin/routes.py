@@ -2,8 +2,6 @@
 validation on save, versions (list + restore) and refusal of saves made on an older version."""
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
 
 from ..auth import admin_required, check_admin_password, is_admin
@@ -49,6 +47,11 @@ def logout():
     return redirect(url_for("chat.index"))
 
 
+def live_config() -> dict:
+    config, _sha = questions.load(current_app.config["SETTINGS"].questions_path)
+    return config
+
+
 def editor_response(draft: Draft, base_sha: str, *, errors=(), notice: str = "", status: int = 200,
                     raw: str | None = None, preview=None):
     context = dict(draft=draft, base_sha=base_sha, errors=list(errors), bad=error_paths(list(errors)),
@@ -65,7 +68,7 @@ def questions_page():
     text = questions.read_text(path)
     config, errors = questions.parse(text)
     if errors:  # a hand-edited broken file: show why, start from the default
-        config, _ = questions.load(path)
+        config = live_config()
     return editor_response(Draft.from_config(config), questions.sha256(text),
                            errors=[f"The file on disk is invalid: {e}" for e in errors])
 
@@ -98,7 +101,9 @@ def save():
     raw = request.form.get("raw_json")
     if raw is not None:
         config, errors = questions.parse(raw)
-        draft = Draft.from_config(config) if config else Draft.from_form(request.form)
+        # The JSON form carries no structured fields: on a rejected text, the structured editor
+        # shows the live config (an empty one would save "no topics" on its next Save).
+        draft = Draft.from_config(config or live_config())
     else:
         draft = Draft.from_form(request.form)
         config = draft.to_config()
@@ -120,10 +125,13 @@ def restore(number: int):
     version = get_version(number)
     base_sha = request.form.get("base_sha", "")
     if version is None:
-        config, _ = questions.load(current_app.config["SETTINGS"].questions_path)
-        return editor_response(Draft.from_config(config), base_sha, errors=[f"There is no version {number}."],
+        return editor_response(Draft.from_config(live_config()), base_sha, errors=[f"There is no version {number}."],
                                status=404)
-    config = json.loads(version.content)
+    # Version 1 keeps the file as it was before the first save, which may be a broken hand edit.
+    config, errors = questions.parse(version.content)
+    if errors:
+        return editor_response(Draft.from_config(live_config()), base_sha, status=422,
+                               errors=[f"Version {number} cannot be restored: {e}" for e in errors])
     try:
         saved = save_config(config, base_sha, note=f"restored version {number}")
     except questions.StaleVersion as exc:
