@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 
-from flask import Flask, render_template, request
+from flask import Flask, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from markupsafe import Markup, escape
+from werkzeug.exceptions import HTTPException
 
 from .auth import is_admin, owner_id
 from .config import PROJECT_ROOT
@@ -46,7 +47,14 @@ def _htmx_assets(app: Flask) -> list[dict]:
              "integrity": pin["integrity"] if cdn else None} for pin in pins.values()]
 
 
+ERROR_KINDS = {400: "bad_input", 403: "forbidden", 404: "not_found", 405: "bad_method", 413: "too_large",
+               429: "rate_limited", 500: "internal"}
+
+
 def render_error(message: str, status: int, title: str = "Something went wrong"):
+    """The error as the caller reads it: JSON for the API's scripts, a partial for htmx, else a page."""
+    if request.path.startswith("/api/"):
+        return jsonify({"type": "error", "kind": ERROR_KINDS.get(status, "error"), "message": message}), status
     template = "_error.html" if is_htmx() else "error.html"
     return render_template(template, title=title, message=message, status=status), status
 
@@ -103,6 +111,10 @@ def init_app(app: Flask) -> None:
     def _rate_limited(exc):
         return render_error(f"Too many questions from this computer ({exc.description}). Please wait a moment.",
                             429, "Slow down")
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc):  # any other refusal (405, ...): our page, not werkzeug's
+        return render_error(exc.description or exc.name, exc.code or 500, exc.name)
 
     @app.errorhandler(500)
     def _server_error(_exc):

@@ -46,7 +46,22 @@ def test_api_ask_requires_json_and_a_question(client):
     assert client.post("/api/ask", json={"question": ""}).status_code == 400
     assert client.post("/api/ask", json={"question": "x" * 100_000}).status_code == 400
     assert client.post("/api/ask", json=["not", "an", "object"]).status_code == 400
-    assert client.post("/api/ask", json={"question": "q", "conversation_id": "nope"}).status_code == 404
+    unknown = client.post("/api/ask", json={"question": "q", "conversation_id": "nope"})
+    assert unknown.status_code == 404 and unknown.get_json()["kind"] == "not_found"
+    assert client.post("/api/ask", json={"question": "q", "conversation_id": ["x"]}).status_code == 400
+
+
+def test_api_errors_are_json_for_scripts(tmp_path, light_runtime):
+    app = build_app(tmp_path, light_runtime, ASK_RATE_LIMIT="1 per minute")
+    client = app.test_client()
+    missing = client.get("/api/no-such-endpoint")
+    assert missing.status_code == 404 and missing.get_json()["type"] == "error"
+    assert client.get("/api/ask").get_json()["kind"] == "bad_method"
+    client.post("/api/ask", json={"question": ""})
+    limited = client.post("/api/ask", json={"question": ""})
+    assert limited.status_code == 429 and limited.get_json()["kind"] == "rate_limited"
+    page = client.get("/ask")  # a page route keeps the HTML error page, in the site's layout
+    assert page.status_code == 405 and "NISTChat" in page.get_data(as_text=True) and page.mimetype == "text/html"
 
 
 def test_api_ask_streams_ndjson_events_for_a_direct_topic(client):

@@ -31,8 +31,10 @@ def ask():
     if not request.is_json:
         return problem(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
     body = request.get_json(silent=True)
-    if not isinstance(body, dict) or not isinstance(body.get("question", ""), str):
-        return problem(400, "bad_input", "The body must be a JSON object with a \"question\" string.")
+    if not isinstance(body, dict) or not isinstance(body.get("question", ""), str) \
+            or not isinstance(body.get("conversation_id") or "", str):
+        return problem(400, "bad_input", "The body must be a JSON object with a \"question\" string "
+                                         "(and optionally a \"conversation_id\" string).")
     text = body.get("question", "")
     reason = check_question(text)
     if reason:
@@ -90,14 +92,3 @@ def logs():
     except BadRange as exc:
         return problem(400, "bad_input", str(exc))
     return Response(stream_with_context(jsonl(records(start, end, owner))), mimetype="application/x-ndjson")
-
-
-@bp.errorhandler(404)
-def not_found(_exc):
-    return problem(404, "not_found", "No such conversation or endpoint.")
-
-
-@bp.errorhandler(403)
-def forbidden(_exc):
-    abort_message = "This needs an administrator login."
-    return problem(403, "forbidden", abort_message)
