@@ -193,3 +193,45 @@ def test_vendored_htmx_matches_the_pinned_hash():
 def client_root():
     from nistchat.config import PROJECT_ROOT
     return PROJECT_ROOT
+
+
+def test_a_pending_answer_resumes_after_a_server_restart(client):
+    """A question stored as pending whose run was lost (server restarted before it finished)
+    reconnects from the page, and its stream runs the answer again."""
+    from nistchat.chat.runs import RunRegistry
+    from nistchat.extensions import db
+    from nistchat.models import Conversation
+
+    client.get("/")
+    with client.session_transaction() as session:
+        owner = session["owner"]
+    app = client.application
+    with app.app_context():
+        conv = Conversation(owner=owner, title=DIRECT_LABEL)
+        db.session.add(conv)
+        db.session.flush()
+        message = Message(conversation_id=conv.id, owner=owner, question=DIRECT_LABEL, label=DIRECT_LABEL,
+                          prompt=DIRECT_LABEL, direct_answer="Saved answer text.")
+        db.session.add(message)
+        db.session.commit()
+        conv_id, mid = conv.id, message.id
+    app.extensions["nistchat_runs"] = RunRegistry()  # nothing running: as after a restart
+    page = client.get(f"/c/{conv_id}").get_data(as_text=True)
+    assert f'sse-connect="/ask/stream/{mid}"' in page and "Still answering" in page
+    events = sse_events(client.get(f"/ask/stream/{mid}").get_data(as_text=True))
+    assert "Saved answer text." in dict(events)["final"]
+    assert stored(client, Message, mid).status == "done"
+
+
+def test_an_answer_that_cannot_be_saved_says_so_and_does_not_reconnect(client, monkeypatch):
+    from nistchat.chat import runs
+
+    def broken_store(*_args, **_kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(runs, "finish_message", broken_store)
+    mid, events = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    final = dict(events)["final"]
+    assert "could not be saved" in final
+    assert "sse-connect" not in final  # a reconnect would replay the same ending in a loop
+    assert stored(client, Message, mid).status == "pending"

@@ -24,7 +24,7 @@ def frame(event: str, html: str) -> str:
 def final_frames(message_id: int) -> Iterator[str]:
     db.session.expire_all()
     message = db.session.get(Message, message_id)
-    yield frame("final", render_template("chat/_message.html", message=message))
+    yield frame("final", render_template("chat/_message.html", message=message, streamed=True))
     yield frame("done", "done")
 
 
