@@ -103,6 +103,8 @@ def test_csv_defuses_spreadsheet_formulas(client):
     ask_and_stream(client, "=HYPERLINK(\"http://x\")")
     text = client.get("/logs.csv").get_data(as_text=True)
     assert "'=HYPERLINK" in text
+    from nistchat.logs.export import _defuse
+    assert _defuse({"a": "\t=1", "b": "\r=1", "c": "ok", "d": -1.5}) == {"a": "'\t=1", "b": "'\r=1", "c": "ok", "d": -1.5}
 
 
 def test_daily_log_file_is_written(client):
@@ -116,3 +118,39 @@ def test_daily_log_file_is_written(client):
 def _token(client) -> str:
     from .web_support import csrf_token
     return csrf_token(client)
+
+
+def test_log_days_are_the_servers_local_days(client, monkeypatch):
+    """Messages are stored in UTC; `?from=` names a local day (as the daily log file does). At
+    UTC+12, 18:00 UTC on the 9th is 06:00 on the 10th, so it belongs to the 10th's log."""
+    import time
+    from datetime import datetime
+
+    from nistchat.extensions import db
+    from nistchat.models import Conversation, Message
+
+    client.get("/")
+    with client.session_transaction() as session:
+        owner = session["owner"]
+    with client.application.app_context():
+        conv = Conversation(owner=owner, title="t")
+        db.session.add(conv)
+        db.session.flush()
+        db.session.add(Message(conversation_id=conv.id, owner=owner, question="=1+1", status="done", answer="a",
+                               created_at=datetime(2025, 3, 9, 18, 0)))
+        db.session.commit()
+    monkeypatch.setenv("TZ", "Etc/GMT-12")  # POSIX sign: this is UTC+12, no daylight saving
+    time.tzset()
+    try:
+        day = client.get("/logs.jsonl?from=2025-03-10")
+        rows = [json.loads(line) for line in day.get_data(as_text=True).splitlines()]
+        assert [r["question"] for r in rows] == ["=1+1"] and rows[0]["time"] == "2025-03-09T18:00:00+00:00"
+        assert client.get("/logs.jsonl?from=2025-03-09").get_data(as_text=True) == ""
+        csv_day = client.get("/logs.csv?from=2025-03-10")
+        assert 'filename="nistchat_20250310.csv"' in csv_day.headers["Content-Disposition"]
+        assert "'=1+1" in csv_day.get_data(as_text=True)
+        ranged = client.get("/logs.csv?from=2025-03-01&to=2025-03-10").headers["Content-Disposition"]
+        assert 'filename="nistchat_20250301-20250310.csv"' in ranged
+    finally:
+        monkeypatch.undo()
+        time.tzset()

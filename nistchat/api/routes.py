@@ -88,7 +88,7 @@ def history():
 def logs():
     owner = log_scope()
     try:
-        start, end = date_range(request.args.get("from"), request.args.get("to"))
+        first, last = date_range(request.args.get("from"), request.args.get("to"))
     except BadRange as exc:
         return problem(400, "bad_input", str(exc))
-    return Response(stream_with_context(jsonl(records(start, end, owner))), mimetype="application/x-ndjson")
+    return Response(stream_with_context(jsonl(records(first, last, owner))), mimetype="application/x-ndjson")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Iterator
 
 from ..models import Message
@@ -28,8 +28,8 @@ def parse_day(value: str | None, name: str) -> date | None:
         raise BadRange(f"{name} must be a date like 2025-01-31, got {value!r}") from None
 
 
-def date_range(start: str | None, end: str | None, today: date | None = None) -> tuple[datetime, datetime]:
-    """[from 00:00, day after `to` 00:00); both default to today, and one alone means that day."""
+def date_range(start: str | None, end: str | None, today: date | None = None) -> tuple[date, date]:
+    """(first, last) day, inclusive; both default to today, and one alone means that day."""
     today = today or date.today()
     first, last = parse_day(start, "from"), parse_day(end, "to")
     first = first or last or today
@@ -38,15 +38,24 @@ def date_range(start: str | None, end: str | None, today: date | None = None) ->
         raise BadRange(f"from ({first}) is after to ({last})")
     if (last - first).days > MAX_DAYS:
         raise BadRange(f"the range is limited to {MAX_DAYS} days")
-    return datetime.combine(first, datetime.min.time()), datetime.combine(last + timedelta(days=1), datetime.min.time())
+    return first, last
 
 
-def records(start: datetime, end: datetime, owner: str | None) -> Iterator[dict]:
+def utc_bounds(first: date, last: date) -> tuple[datetime, datetime]:
+    """[first 00:00, day after last 00:00) in the server's local time (the days of the daily log
+    file), as the naive UTC that messages are stored in."""
+    def utc(day: date) -> datetime:
+        return datetime.combine(day, time.min).astimezone(timezone.utc).replace(tzinfo=None)
+    return utc(first), utc(last + timedelta(days=1))
+
+
+def records(first: date, last: date, owner: str | None) -> Iterator[dict]:
+    start, end = utc_bounds(first, last)
     query = Message.query.filter(Message.created_at >= start, Message.created_at < end)
     if owner is not None:
         query = query.filter(Message.owner == owner)
     for m in query.order_by(Message.id).yield_per(200):
-        yield {"id": m.id, "time": m.created_at.isoformat(timespec="seconds"), "conversation": m.conversation_id,
+        yield {"id": m.id, "time": m.created_at.replace(tzinfo=timezone.utc).isoformat(timespec="seconds"), "conversation": m.conversation_id,
                "owner": m.owner, "question": m.question, "label": m.label, "prompt": m.prompt, "answer": m.answer,
                "refused": m.refused, "risk": m.risk, "retried": m.retried, "incomplete": m.incomplete,
                "status": m.status, "error_kind": m.error_kind, "error": m.error, "total_ms": m.total_ms,
@@ -78,5 +87,6 @@ def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
 
 
 def _defuse(row: dict) -> dict:
-    """Spreadsheet formula injection: cells a user wrote that start with = + - @ are quoted."""
-    return {k: ("'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@") else v) for k, v in row.items()}
+    """Spreadsheet formula injection: text cells that start with = + - @ tab or CR are quoted."""
+    return {k: ("'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v)
+            for k, v in row.items()}

@@ -1,4 +1,4 @@
-"""`/logs.csv` and `/logs.jsonl` with `?from=&to=` (dates, inclusive; default today): your own
+"""`/logs.csv` and `/logs.jsonl` with `?from=&to=` (server-local dates, inclusive; default today): your own
 messages, or with `?scope=all` (admins only; their default) everyone's."""
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ def log_scope() -> str | None:
 def log_response(fmt: str) -> Response:
     owner = log_scope()
     try:
-        start, end = date_range(request.args.get("from"), request.args.get("to"))
+        first, last = date_range(request.args.get("from"), request.args.get("to"))
     except BadRange as exc:
         return render_error(str(exc), 400, "Bad date range")
-    rows = records(start, end, owner)
-    name = f"nistchat_{start:%Y%m%d}-{end:%Y%m%d}"
+    rows = records(first, last, owner)
+    name = f"nistchat_{first:%Y%m%d}" + (f"-{last:%Y%m%d}" if last != first else "")
     if fmt == "csv":
         body, mimetype, name = csv_lines(rows), "text/csv; charset=utf-8", name + ".csv"
     else:
