@@ -235,3 +235,12 @@ def test_an_answer_that_cannot_be_saved_says_so_and_does_not_reconnect(client, m
     assert "could not be saved" in final
     assert "sse-connect" not in final  # a reconnect would replay the same ending in a loop
     assert stored(client, Message, mid).status == "pending"
+
+
+def test_sse_frames_never_carry_a_carriage_return():
+    """EventSource splits lines at CR as well as LF: a CR inside a data line would lose text."""
+    from nistchat.chat.stream import frame
+
+    text = frame("token", "line one\r\nline two\rline three")
+    assert "\r" not in text
+    assert sse_events(text) == [("token", "line one\nline two\nline three")]

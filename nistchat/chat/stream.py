@@ -18,7 +18,10 @@ HEARTBEAT = ": keep-alive\n\n"
 
 def frame(event: str, html: str) -> str:
     html = html or "<span></span>"  # an SSE event with empty data is never dispatched
-    return f"event: {event}\n" + "".join(f"data: {line}\n" for line in html.split("\n")) + "\n"
+    # SSE ends a line at CR too: a lone "\r" (a CRLF answer typed in the admin editor) would cut
+    # the data line there and drop the rest.
+    lines = html.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return f"event: {event}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
 
 
 def final_frames(message_id: int) -> Iterator[str]:
