@@ -13,12 +13,19 @@ from ..chat.routes import ask_limit, check_question
 from ..chat.runs import registry
 from ..chat.store import start_message, visible_conversation
 from ..extensions import limiter
+from ..history.routes import page_arg
 from ..history.search import conversations, search
 from ..logs.export import BadRange, date_range, jsonl, records
 from ..logs.routes import log_scope
 from ..topics.questions import find_topic, load
+from ..web import HIGHLIGHT_END, HIGHLIGHT_START
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def plain(highlighted: str) -> str:
+    """FTS5 highlight() output without its match marks."""
+    return highlighted.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "")
 
 
 def problem(status: int, kind: str, message: str):
@@ -65,18 +72,14 @@ def ask():
 @bp.get("/history")
 def history():
     q = request.args.get("q", "").strip()[:200]
-    try:
-        page = max(1, int(request.args.get("page", 1)))
-    except ValueError:
-        page = 1
+    page = page_arg()
     size = current_app.config["HISTORY_PAGE_SIZE"]
     scope = None if is_admin() else owner_id()
     if q:
         hits, total = search(q, scope, page, size)
         items = [{"message_id": h.message_id, "conversation_id": h.conversation_id,
                   "time": h.created_at.isoformat(timespec="seconds"),
-                  "question": h.question.replace("\x02", "").replace("\x03", ""),
-                  "snippet": h.answer.replace("\x02", "").replace("\x03", "")} for h in hits]
+                  "question": plain(h.question), "snippet": plain(h.answer)} for h in hits]
     else:
         rows, total = conversations(scope, page, size)
         items = [{"conversation_id": r.id, "title": r.title, "updated": r.updated_at.isoformat(timespec="seconds"),

@@ -107,12 +107,3 @@ def stream(message_id: int):
     return Response(stream_with_context(body), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-
-@bp.get("/messages/<int:message_id>")
-def message_partial(message_id: int):
-    """One stored message as a partial (used by the no-SSE fallback and by tests)."""
-    message = _own_message(message_id)
-    if not is_htmx():
-        return redirect(url_for("chat.open_conversation", conv_id=message.conversation_id,
-                                _anchor=f"msg-{message.id}"))
-    return render_template("chat/_message.html", message=message)

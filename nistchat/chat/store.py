@@ -2,8 +2,6 @@
 answer (a partial one, marked incomplete, when the answer fails)."""
 from __future__ import annotations
 
-from datetime import datetime
-
 from flask import abort, session
 
 from ..auth import is_admin, owner_id
@@ -66,7 +64,7 @@ def engine_history(message: Message) -> list[dict]:
     return history
 
 
-def finish_message(message_id: int, outcome: dict, started: datetime | None = None) -> Message:
+def finish_message(message_id: int, outcome: dict) -> Message:
     """Write the whole outcome of one answer in a single transaction."""
     message = db.session.get(Message, message_id)
     final = outcome.get("final") or {}
