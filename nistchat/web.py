@@ -90,6 +90,14 @@ def init_app(app: Flask) -> None:
     def _ensure_owner():
         owner_id()
 
+    @app.after_request
+    def _vary_on_htmx(response):
+        """Pages answer htmx with a partial and a browser with the full page at the same URL
+        (hx-push-url puts it in the address bar): caches must keep the two apart, or Back or a
+        reload can show a bare fragment."""
+        response.vary.update(("HX-Request", "HX-Target"))
+        return response
+
     @app.errorhandler(CSRFError)
     def _csrf_error(exc):
         return render_error(f"The form expired or was sent without its security token ({exc.description}). "

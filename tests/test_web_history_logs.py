@@ -45,6 +45,10 @@ def test_search_as_you_type_returns_the_results_partial(client):
     response = client.get("/history?q=docu", headers={**HX, "HX-Target": "results"})
     body = response.get_data(as_text=True)
     assert "<html" not in body and "<mark>documents</mark>" in body  # prefix match while typing
+    full = client.get("/history?q=docu")
+    assert "<html" in full.get_data(as_text=True)  # the same URL, pushed to the address bar: a full page
+    for response in (response, full):
+        assert {"HX-Request", "HX-Target"} <= set(response.vary), response.vary  # caches keep them apart
 
 
 def test_search_is_safe_with_fts_syntax_and_markup(client):
