@@ -1,5 +1,8 @@
-"""WSGI entry point for any WSGI server (`waitress-serve wsgi:app`, gunicorn, ...).
-`nistchat serve` is the supported way: it also upgrades the database first."""
+"""WSGI entry point for any WSGI server (`waitress-serve wsgi:app`, gunicorn, ...). Like
+`nistchat serve`, it brings the database schema up to date before the first request (on a fresh
+instance every page would otherwise fail on missing tables)."""
 from nistchat import create_app
+from nistchat.commands.db import upgrade_database
 
 app = create_app()
+upgrade_database(app)

@@ -161,3 +161,13 @@ def test_unconfigured_secret_key_is_replaced_by_a_kept_random_one(tmp_path):
     assert client.get("/admin/questions").status_code == 302  # the forged admin session is not accepted
     configured = make_settings(tmp_path, secret_key="site-key")
     assert create_app({"SETTINGS": configured}).secret_key == "site-key"
+
+
+def test_wsgi_entry_point_serves_a_fresh_instance(tmp_path, monkeypatch):
+    import runpy
+
+    from nistchat.config import PROJECT_ROOT
+
+    monkeypatch.setenv("NISTCHAT_INSTANCE_DIR", str(tmp_path / "inst"))
+    app = runpy.run_path(str(PROJECT_ROOT / "wsgi.py"))["app"]
+    assert app.test_client().get("/history").status_code == 200  # tables exist: no setup step needed
