@@ -161,6 +161,8 @@ def test_ask_is_rate_limited_per_client(tmp_path, light_runtime):
     codes = [client.post("/ask", data={"question": DIRECT_LABEL, "topic": "1", "csrf_token": token},
                          headers=HX).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
+    api = client.post("/api/ask", json={"question": DIRECT_LABEL, "topic": True})
+    assert api.status_code == 429  # the API shares the page's budget, it is not a second one
 
 
 def test_topics_panel_partial(client):

@@ -9,10 +9,9 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 
 from .. import get_runtime
 from ..auth import is_admin, owner_id
-from ..chat.routes import ask_limit, check_question
+from ..chat.routes import ask_rate_limit, check_question
 from ..chat.runs import registry
 from ..chat.store import start_message, visible_conversation
-from ..extensions import limiter
 from ..history.routes import page_arg
 from ..history.search import conversations, search
 from ..logs.export import BadRange, date_range, jsonl, records
@@ -33,7 +32,7 @@ def problem(status: int, kind: str, message: str):
 
 
 @bp.post("/ask")
-@limiter.limit(ask_limit)
+@ask_rate_limit
 def ask():
     if not request.is_json:
         return problem(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")

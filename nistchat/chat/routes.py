@@ -23,6 +23,10 @@ def ask_limit() -> str:
     return current_app.config["ASK_RATE_LIMIT"]
 
 
+# One budget per client for the page and the API: separate ones would double the allowed rate.
+ask_rate_limit = limiter.shared_limit(ask_limit, scope="ask")
+
+
 def check_question(text: str) -> str | None:
     """Why a question cannot be asked, or None. Checked before anything touches a model."""
     limit = current_app.config["SETTINGS"].max_question_chars
@@ -63,7 +67,7 @@ def new_chat():
 
 
 @bp.post("/ask")
-@limiter.limit(ask_limit)
+@ask_rate_limit
 def ask():
     text = request.form.get("question", "")
     problem = check_question(text)
