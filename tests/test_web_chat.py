@@ -246,3 +246,43 @@ def test_sse_frames_never_carry_a_carriage_return():
     text = frame("token", "line one\r\nline two\rline three")
     assert "\r" not in text
     assert sse_events(text) == [("token", "line one\nline two\nline three")]
+
+
+def test_answers_finishing_at_once_are_all_stored(app):
+    """WAL + busy_timeout: concurrent final writes wait for each other instead of failing."""
+    import threading
+
+    from nistchat.chat.store import finish_message
+    from nistchat.extensions import db
+    from nistchat.models import Conversation
+
+    with app.app_context():
+        conv = Conversation(owner="o", title="t")
+        db.session.add(conv)
+        db.session.flush()
+        rows = [Message(conversation_id=conv.id, owner="o", question=f"q{i}") for i in range(8)]
+        db.session.add_all(rows)
+        db.session.commit()
+        ids = [m.id for m in rows]
+    start, failures = threading.Barrier(len(ids)), []
+
+    def finish(mid):
+        with app.app_context():
+            start.wait()
+            try:
+                finish_message(mid, {"final": {"answer": f"answer {mid}", "timings_ms": {"generate": 1.0}},
+                                     "wall_ms": 5.0})
+            except Exception as exc:  # noqa: BLE001 - recorded for the assertion
+                failures.append(exc)
+            finally:
+                db.session.remove()
+
+    threads = [threading.Thread(target=finish, args=(mid,)) for mid in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
+    for mid in ids:
+        row = stored(app, Message, mid)
+        assert row.status == "done" and row.answer == f"answer {mid}"
