@@ -60,10 +60,23 @@ def test_table_is_one_parent_and_rows_carry_caption_and_header():
     table = next(p for p in parents if p.kind == "table" and "Widget categories" in p.text)
     assert "Alpha Widgets" in table.text and "Beta Widgets" in table.text
     rows = [content_of(c) for c in children if c.parent_id == table.id]
-    assert rows[0].startswith("Table 1 Widget categories and definitions. Columns: Category, Definition")
+    # overview: caption, then the section's own sentence referring to the table, columns, row count, rows
+    assert rows[0].startswith("Table 1 Widget categories and definitions. The categories presented in Table 1 "
+                              "were derived from workshops. Columns: Category, Definition. 2 rows (two):")
     assert "Alpha Widgets" in rows[0] and "Beta Widgets" in rows[0]  # the overview names every row
     beta = next(r for r in rows[1:] if "Beta" in r)
     assert beta.startswith("Table 1 Widget categories and definitions | Category: Beta Widgets; Definition:")
+
+
+def test_table_reference_sentence_must_name_this_table():
+    rows = [["A", "alpha"], ["B", "beta"]]
+    text = "Table 2 Letters\n| Key | Value |\n|---|---|\n| A | alpha |\n| B | beta |"
+    prose = Block("prose", "Table 21 is elsewhere. Table 2.1 too. As Table 2 shows, letters differ.", ["3. L"])
+    other = Block("prose", "Table 2 in another section does not count.", ["4. M"])
+    table = Block("table", text, ["3. L"], caption="Table 2 Letters", header=["Key", "Value"], rows=rows)
+    _, children = chunk_document(doc_of([prose, table, other]))
+    overview = content_of(next(c for c in children if c.kind == "table"))
+    assert overview.startswith("Table 2 Letters. As Table 2 shows, letters differ. Columns: Key, Value.")
 
 
 def test_very_large_table_becomes_linked_segments_with_header():
@@ -102,6 +115,14 @@ def test_list_parent_and_children_keep_the_intro():
     kids = [content_of(c) for c in children]
     assert len(kids) > 1 and all(k.startswith("The items are as follows:") for k in kids)
     assert all(f"Item {i}:" in " ".join(kids) for i in range(12))
+    # a list split over several children gets an overview child naming every item, with the count
+    assert kids[0] == "The items are as follows: 12 items (twelve): " + "; ".join(f"Item {i}" for i in range(12))
+
+
+def test_short_list_has_no_overview_child():
+    doc = parse_markdown("# T\n\n## 4. Lists\n\nThe parts are:\n\n- one\n- two\n- three\n", doc_id="NIST.AI.999-1")
+    _, children = chunk_document(doc)
+    assert [content_of(c) for c in children] == ["The parts are: - one - two - three"]
 
 
 def test_short_children_stay_out_of_bm25_and_prefix_names_doc_and_section():

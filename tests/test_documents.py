@@ -160,7 +160,16 @@ def test_long_paragraph_ending_with_colon_lends_its_last_sentence():
     doc = parse_markdown(f"# T\n\n## 1. S\n\n{long_intro} The groups are:\n\n- one\n- two\n", doc_id="X")
     prose, lst = doc.blocks
     assert prose.kind == "prose" and prose.text.endswith("The groups are:")
-    assert lst.kind == "list" and lst.text.startswith("The groups are:\n- one")
+    # "The groups are:" alone names nothing: earlier sentences join it until ~15 words (at most 3)
+    assert lst.caption == "Background sentence number 38 is here. Background sentence number 39 is here. The groups are:"
+    assert lst.kind == "list" and lst.text.startswith(lst.caption + "\n- one")
+
+
+def test_long_lead_in_sentence_is_taken_alone():
+    long_intro = " ".join(["Background sentence number %d is here." % i for i in range(40)])
+    last = "The plan sorts the many candidate topics for standards work into the following three groups:"
+    doc = parse_markdown(f"# T\n\n## 1. S\n\n{long_intro} {last}\n\n- one\n- two\n", doc_id="X")
+    assert doc.blocks[1].caption == last
 
 
 def test_split_sentences_keeps_abbreviations():

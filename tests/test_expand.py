@@ -118,3 +118,12 @@ def test_trim_splits_a_huge_row_and_keeps_the_matched_sentence():
     assert out.startswith("Table 1 Govern\n| Categories | Subcategories |\n|---|---|")
     assert "GOVERN 1.2: The characteristics of trustworthy AI are integrated." in out
     assert count_tokens(out) <= 60
+
+
+def test_trim_prefers_the_row_of_the_best_ranked_matching_child():
+    # every row matched (each row child carries the caption), but the third ranked first
+    rows = [f"| ID {i} | task {i} text about data and models and more words here |" for i in range(12)]
+    text = "Table 9 Tasks\n| ID | Task |\n| --- | --- |\n" + "\n".join(rows)
+    hits = [rows[3]] + [r for i, r in enumerate(rows) if i != 3]
+    out = trim(Piece(P("t", text, kind="table"), True, hits), 45, set())
+    assert rows[3] in out and rows[0] not in out  # one row fits: the best-ranked one, not the first

@@ -261,3 +261,10 @@ def test_corpus_download_without_network_says_so(tmp_path, monkeypatch):
     assert "FAIL NIST.AI.100-1.pdf: cannot reach http://127.0.0.1:9/" in result.output
     assert "FAIL Concept-Note.pdf: no direct address" in result.output
     assert "Traceback" not in result.output and not list((tmp_path / "pdfs").iterdir())
+
+
+def test_tokenizer_joins_hyphenated_words():
+    """PDF conversion writes "postdeployment"; users type "post-deployment": both must meet."""
+    tokens = bm25_tokenize("post-deployment monitoring of third-party DP-SGD")
+    assert {"post-deployment", "post", "deployment", "postdeployment", "thirdparty", "dp-sgd", "dpsgd"} <= set(tokens)
+    assert "postdeployment" in bm25_tokenize("postdeployment")

@@ -157,3 +157,16 @@ def test_common_acronyms_are_not_exact_signals(retriever):
     r = retriever.retrieve("What does TEVV stand for?")
     texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
     assert texts and all("(TEVV)" in t or "TEVV:" in t or "TEVV " in t for t in texts)
+
+
+def test_exact_ties_are_ordered_by_bm25(retriever):
+    """Rows sharing a caption that holds the identifier tie in the exact list; BM25 breaks the tie."""
+    q = "Which suggested action under MAP 5.1 calls for chaos testing?"
+    r = retriever.retrieve(q)
+    items = r.trace.stage("exact").items
+    scores, _ = retriever._bm25(retriever.tokenize(q), len(retriever.children))
+    bm25 = dict(scores)
+    tied = [it for it in items if it["score"] == items[0]["score"]]
+    assert len(tied) > 1
+    values = [bm25.get(it["child"], 0.0) for it in tied]
+    assert values == sorted(values, reverse=True)

@@ -78,6 +78,8 @@ def _parent_drafts(blocks: list[Block], config: ChunkConfig) -> list[_Draft]:
             run.clear()
 
     for block in blocks:
+        if block.kind == "table":
+            block_refs = _table_reference(block, blocks)
         if block.kind == "prose":
             if run and run[0].heading_path != block.heading_path:
                 flush_prose()
@@ -85,7 +87,7 @@ def _parent_drafts(blocks: list[Block], config: ChunkConfig) -> list[_Draft]:
             continue
         flush_prose()
         if block.kind == "table":
-            drafts.extend(_table_parents(block, config, next(group_counter)))
+            drafts.extend(_table_parents(block, config, next(group_counter), block_refs))
         elif block.kind == "figure":
             drafts.append(_Draft("figure", block.heading_path, block.text, block.page,
                                  _figure_children(block, config)))
@@ -132,11 +134,30 @@ def _pack_sentences(sentences: list[str], budget: int) -> list[str]:
     return chunks
 
 
-def _table_parents(block: Block, config: ChunkConfig, group: int) -> list[_Draft]:
+_TABLE_LABEL = re.compile(r"^(table\s+[A-Z]?\d+(?:\.\d+)*)\b", re.I)
+
+
+def _table_reference(table: Block, blocks: list[Block]) -> str:
+    """The sentence of the table's own section that refers to it ("The monitoring categories
+    presented in Table 1 below were derived from ..."): the author's one-line summary of what the
+    table is for, which questions echo more than the bare caption does. Empty if none."""
+    label = _TABLE_LABEL.match(table.caption or "")
+    if not label:
+        return ""
+    ref = re.compile(rf"\b{re.escape(label.group(1))}(?![\d.]*\d)", re.I)
+    for b in blocks:
+        if b.kind == "prose" and b.heading_path == table.heading_path and b.text != table.caption:
+            for sentence in split_sentences(b.text):
+                if ref.search(sentence):
+                    return " ".join(sentence.split()[:40])
+    return ""
+
+
+def _table_parents(block: Block, config: ChunkConfig, group: int, reference: str = "") -> list[_Draft]:
     header, rows, caption = block.header, block.rows, block.caption
     if approx_tokens(block.text) <= config.table_tokens or len(rows) <= 1:
         return [_Draft("table", block.heading_path, block.text, block.page,
-                       _table_children(caption, header, rows, config), group)]
+                       _table_children(caption, header, rows, config, reference), group)]
     head = ("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     budget = config.table_tokens - approx_tokens(caption + head)
     segments: list[list[list[str]]] = [[]]
@@ -151,7 +172,7 @@ def _table_parents(block: Block, config: ChunkConfig, group: int) -> list[_Draft
         title = f"{caption} (rows {start}-{end} of {len(rows)})" if caption else f"Table rows {start}-{end} of {len(rows)}"
         text = title + "\n" + head + "\n" + "\n".join("| " + " | ".join(r) + " |" for r in seg)
         drafts.append(_Draft("table", block.heading_path, text, block.page,
-                             _table_children(caption, header, seg, config), group))
+                             _table_children(caption, header, seg, config, reference), group))
         start = end + 1
     return drafts
 
@@ -220,12 +241,15 @@ def _split_words(text: str, size: int) -> list[str]:
     return [" ".join(words[i:i + size]) for i in range(0, len(words), size)] or [text]
 
 
-def _table_children(caption: str, header: list[str], rows: list[list[str]], config: ChunkConfig) -> list[str]:
-    """An overview (caption, columns, each row's first cell) and one child per row with caption + header."""
+def _table_children(caption: str, header: list[str], rows: list[list[str]], config: ChunkConfig,
+                    reference: str = "") -> list[str]:
+    """An overview (caption, the section's sentence referring to the table, columns, each row's
+    first cell) and one child per row with caption + header."""
     label = caption or "Table"
     children = []
     firsts = [next((c for c in r if c), "") for r in rows]
-    overview = f"{label}. Columns: {', '.join(h for h in header if h)}. Rows: " + \
+    overview = f"{label}. {reference + ' ' if reference else ''}Columns: {', '.join(h for h in header if h)}. " \
+        f"{count_phrase(len(rows), 'rows')}: " + \
         "; ".join(" ".join(f.split()[:14]) for f in firsts if f)
     children.append(" ".join(overview.split()[:config.child_words * 2]))
     for row in rows:
@@ -286,8 +310,38 @@ def _figure_label(block: Block) -> str:
     return f"{number.group(0)}: {title}" if number else title
 
 
+LIST_OVERVIEW_MIN_ITEMS = 3
+
+
+def _item_label(item: str) -> str:
+    """An item's name: the text before its first colon when that is short ("Confabulation: The
+    production of ..." -> "Confabulation"), else its first ten words."""
+    text = re.sub(r"^\s*([-*+•]|\d{1,2}[.)]|[a-z][.)]|o)\s+", "", " ".join(item.split()))
+    head = text.split(":", 1)[0]
+    return head if ":" in text and len(head.split()) <= 12 else " ".join(text.split()[:10])
+
+
+_COUNT_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
+               "sixteen seventeen eighteen nineteen twenty".split()
+
+
+def count_phrase(n: int, noun: str) -> str:
+    """"6 rows (six)": enumeration questions state the count ("the six categories", "three tiers")
+    in words or digits, and an overview should match either."""
+    return f"{n} {noun} ({_COUNT_WORDS[n]})" if n < len(_COUNT_WORDS) else f"{n} {noun}"
+
+
+def _list_overview(intro: str, items: list[str], config: ChunkConfig) -> str:
+    """Lead-in + every item's name: the child that answers "what are the N ...?" questions, which
+    match the enumeration as a whole rather than any one group of items."""
+    labels = "; ".join(_item_label(i) for i in items)
+    text = f"{' '.join(intro.split()[:40])} {count_phrase(len(items), 'items')}: {labels}"
+    return " ".join(text.split()[:config.child_words * 2])
+
+
 def _list_children(intro: str, items: list[str], config: ChunkConfig) -> list[str]:
-    """Items grouped to ~child_words, each group led by the intro sentence."""
+    """Items grouped to ~child_words, each group led by the intro sentence; a list split over
+    several children also gets an overview child naming every item."""
     lead = " ".join(intro.split()[:40])
     children, group = [], []
 
@@ -310,6 +364,8 @@ def _list_children(intro: str, items: list[str], config: ChunkConfig) -> list[st
         group.append(item)
     if group:
         emit(group)
+    if len(children) > 1 and len(items) >= LIST_OVERVIEW_MIN_ITEMS:
+        children.insert(0, _list_overview(intro, items, config))
     return children
 
 

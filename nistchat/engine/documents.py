@@ -176,6 +176,23 @@ def parse_markdown(text: str, *, doc_id: str, source: str = "") -> Document:
     return MarkdownParser(lines, doc_id, source).parse()
 
 
+INTRO_MIN_WORDS = 15  # a lead-in shorter than this ("The tiers are:") takes earlier sentences too
+
+
+def _lead_in(sentences: list[str]) -> str:
+    """The last sentence of a paragraph that introduces a list, plus earlier ones while it is short.
+
+    Why: "The tiers are:" names nothing; the sentence before it ("The plan defines three tiers of
+    topics ...") is what a question about the list will echo.
+    """
+    taken: list[str] = []
+    for sentence in reversed(sentences):
+        taken.insert(0, sentence)
+        if len(" ".join(taken).split()) >= INTRO_MIN_WORDS or len(taken) >= 3:
+            break
+    return " ".join(taken)
+
+
 class MarkdownParser:
     """One pass over the lines with a small amount of state (pending captions, skip sections)."""
 
@@ -389,7 +406,7 @@ class MarkdownParser:
             self.blocks.pop()
             return text
         if text.endswith(":"):
-            return split_sentences(text)[-1]
+            return _lead_in(split_sentences(text))
         return ""
 
     # -- paragraphs

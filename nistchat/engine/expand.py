@@ -204,13 +204,23 @@ def _shingles(text: str, n: int = 3) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + n]) for i in range(max(1, len(words) - n + 1))} if words else set()
 
 
+HIT_RANK_DECAY = 0.8  # weight of the n-th best matching child's overlap: DECAY ** n
+
+
 def _unit_scores(units: list[Unit], hit_texts: list[str], terms: set[str]) -> list[float]:
-    """10 x share of the unit's word trigrams found in a matched child, plus query-term overlap."""
-    hit = set().union(*(_shingles(h) for h in hit_texts)) if hit_texts else set()
+    """10 x share of the unit's word trigrams found in a matched child, plus query-term overlap.
+
+    Matched children arrive best first, and each later one counts a little less
+    (HIT_RANK_DECAY ** n): when many rows of one big table matched (every row's text carries the
+    caption that holds the query's identifier), the row that ranked first must survive trimming
+    ahead of rows that only share the caption.
+    """
+    hits = [_shingles(h) for h in hit_texts]
     scores = []
     for u in units:
         sh = _shingles(u.text)
-        inside = len(sh & hit) / len(sh) if sh else 0.0
+        inside = max((len(sh & h) / len(sh) * HIT_RANK_DECAY ** n for n, h in enumerate(hits)), default=0.0) \
+            if sh else 0.0
         words = set(re.findall(r"\w+", _norm(u.text)))
         scores.append(10.0 * inside + len(words & terms) / (1 + math.log1p(len(words))))
     return scores

@@ -39,7 +39,9 @@ def bm25_tokenize(text: str) -> list[str]:
     """Lowercase word tokens; identifiers kept whole, plus their parts.
 
     "GOVERN 1.2" -> "govern", "1.2", "govern_1.2"; "PW.1.1" -> "pw.1.1", "pw", "1.1";
-    "DP-SGD" -> "dp-sgd", "dp", "sgd". Stopwords dropped; single letters dropped.
+    "DP-SGD" -> "dp-sgd", "dp", "sgd", "dpsgd". Stopwords dropped; single letters dropped.
+    Hyphenated words also yield their joined form, because PDF-to-text conversion joins words
+    broken across lines ("postdeployment", "thirdparty") while users type the hyphen.
     """
     tokens: list[str] = []
     for m in _FUNCTION_ID.finditer(text):
@@ -56,6 +58,8 @@ def bm25_tokenize(text: str) -> list[str]:
             if num and num.group(1) != tok:
                 tokens.append(num.group(1))
             tokens.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and not p.isdigit())
+            if "-" in tok and re.fullmatch(r"[a-z]+(?:-[a-z]+)+", tok):
+                tokens.append(tok.replace("-", ""))  # "post-deployment" also as "postdeployment"
             continue
         if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
             continue

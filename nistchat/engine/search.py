@@ -33,7 +33,7 @@ class RetrievalConfig:
     acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
     parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
-    max_per_section: int = 3
+    max_per_section: int = 5  # of k=6: one flat section (a one-section note, a profile whose whole body is one chapter) must not be starved
     max_per_figure: int = 1
     pull_table_neighbours: bool = True
     trace_depth: int = 30  # candidates per stage kept in the trace
@@ -114,20 +114,24 @@ class Retriever:
         scores, rows = self.index.dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), depth)
         return [(self.children[int(r)].id, float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
 
-    def _bm25(self, tokens: list[str], depth: int) -> list[tuple[str, float]]:
+    def _bm25(self, tokens: list[str], depth: int) -> tuple[list[tuple[str, float]], np.ndarray | None]:
+        """Top `depth` children by BM25, and the full score array (the exact list breaks ties with it)."""
         if self.fast_bm25 is None or not tokens:
-            return []
+            return [], None
         scores = self.fast_bm25.scores(tokens)
-        return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)]
+        return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)], scores
 
-    def _exact(self, identifiers: list[str], depth: int) -> list[tuple[str, float]]:
+    def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None
+               ) -> list[tuple[str, float]]:
         """Children that contain a query identifier verbatim (GOVERN 1.2, PW.1.1, MP-5.1-005), or that
         define a query acronym ("... (TEVV)"); ranked by how many of them they hold.
 
         Why: both retrievers blur identifiers (dense sees "GOVERN 1.2" near "GOVERN 1.3"; BM25 ranks
         the many children mentioning GOVERN), yet a verbatim id is the most precise signal a
         question can carry. Acronyms count only in their defining form, and only when rare enough
-        in the corpus (acronym_max_df) to mean something.
+        in the corpus (acronym_max_df) to mean something. Ties (every row of a table whose caption
+        holds the id) are broken by the child's BM25 score for the whole question, not by position
+        in the corpus, so the row that also matches the question's words leads.
         """
         patterns = [p for p in (self._pattern(i) for i in identifiers) if p is not None]
         if not patterns:
@@ -137,8 +141,16 @@ class Retriever:
             n = sum(1 for parts, rx in patterns if all(x in text for x in parts) and rx.search(text))
             if n:
                 counts.append((n, i))
-        ranked = sorted(counts, key=lambda c: (-c[0], c[1]))[:depth]
+        tie = self._bm25_by_row(bm25_scores)
+        ranked = sorted(counts, key=lambda c: (-c[0], -tie.get(c[1], 0.0), c[1]))[:depth]
         return [(self.children[i].id, float(n)) for n, i in ranked]
+
+    def _bm25_by_row(self, scores: np.ndarray | None) -> dict[int, float]:
+        """BM25 scores keyed by children row (BM25 positions skip short children)."""
+        if scores is None:
+            return {}
+        nz = np.nonzero(scores)[0]
+        return {self.bm25_rows[int(i)]: float(scores[i]) for i in nz}
 
     def _pattern(self, ident: str):
         """(substrings for a cheap prefilter, compiled regex) for one identifier; None if uninformative.
@@ -205,17 +217,18 @@ class Retriever:
             trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {cfg.dense_depth}")
 
         sparse: list[tuple[str, float]] = []
+        bm25_scores = None
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
             tokens = self.tokenize(query.search_text)
-            sparse = self._bm25(tokens, cfg.bm25_depth)
+            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
                       f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
 
         t = time.perf_counter()
         if mode == "hybrid":
-            exact = self._exact(query.identifiers, cfg.exact_depth)
+            exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores)
             trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
                                                         f"{query.identifiers or 'none'}")
             fused = fusion.rrf({"dense": dense, "bm25": sparse, "exact": exact}, k=cfg.rrf_k, weights=cfg.weights,
