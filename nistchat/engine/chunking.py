@@ -249,7 +249,7 @@ def _table_children(caption: str, header: list[str], rows: list[list[str]], conf
     children = []
     firsts = [next((c for c in r if c), "") for r in rows]
     overview = f"{label}. {reference + ' ' if reference else ''}Columns: {', '.join(h for h in header if h)}. " \
-        f"{count_phrase(len(rows), 'rows')}: " + \
+        "Rows: " + \
         "; ".join(" ".join(f.split()[:14]) for f in firsts if f)
     children.append(" ".join(overview.split()[:config.child_words * 2]))
     for row in rows:
@@ -321,21 +321,11 @@ def _item_label(item: str) -> str:
     return head if ":" in text and len(head.split()) <= 12 else " ".join(text.split()[:10])
 
 
-_COUNT_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen " \
-               "sixteen seventeen eighteen nineteen twenty".split()
-
-
-def count_phrase(n: int, noun: str) -> str:
-    """"6 rows (six)": enumeration questions state the count ("the six categories", "three tiers")
-    in words or digits, and an overview should match either."""
-    return f"{n} {noun} ({_COUNT_WORDS[n]})" if n < len(_COUNT_WORDS) else f"{n} {noun}"
-
-
 def _list_overview(intro: str, items: list[str], config: ChunkConfig) -> str:
     """Lead-in + every item's name: the child that answers "what are the N ...?" questions, which
     match the enumeration as a whole rather than any one group of items."""
     labels = "; ".join(_item_label(i) for i in items)
-    text = f"{' '.join(intro.split()[:40])} {count_phrase(len(items), 'items')}: {labels}"
+    text = f"{' '.join(intro.split()[:40])} Items: {labels}"
     return " ".join(text.split()[:config.child_words * 2])
 
 
