@@ -38,6 +38,7 @@ def test_cross_encoder_plumbing_on_real_checkpoint():
 
 def test_missing_reranker_is_reported_not_hidden(tmp_path):
     registry = ModelRegistry(make_settings(tmp_path, reranker=str(tmp_path / "no-such-model")))
+    assert registry.describe()[1]["error"].startswith("not found at")  # known before any load
     assert registry.optional("reranker") is None
     assert "not found" in registry.reason_missing("reranker")
     assert registry.describe()[1]["loaded"] is False

@@ -100,6 +100,9 @@ class ModelRegistry:
                                          str(s.gguf_path), f"llama.cpp in-process ({reason})")
             states["verifier"] = RoleState("verifier", "embedded", f"{s.gguf_path.stem} (as Yes/No judge)",
                                            str(s.gguf_path), "no MiniCheck model offline: reader judges")
+        for state in states.values():  # say up front what cannot load, before anyone asks for it
+            if state.backend == "embedded" and not Path(state.location).exists():
+                state.error = f"not found at {state.location}"
         return states
 
     # -- loading
