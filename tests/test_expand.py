@@ -127,3 +127,31 @@ def test_trim_prefers_the_row_of_the_best_ranked_matching_child():
     hits = [rows[3]] + [r for i, r in enumerate(rows) if i != 3]
     out = trim(Piece(P("t", text, kind="table"), True, hits), 45, set())
     assert rows[3] in out and rows[0] not in out  # one row fits: the best-ranked one, not the first
+
+
+def test_allocate_shares_by_weight_above_a_floor_and_refills_surplus():
+    from nistchat.engine.expand import _allocate
+    assert _allocate([1000, 1000], 300) == [150, 150]  # equal weights: equal shares
+    assert _allocate([1000, 1000], 300, [3.0, 1.0], floor=60) == [195, 105]  # 60 each, the other 180 split 3:1
+    assert _allocate([50, 1000, 1000], 400, [1.0, 1.0, 2.0], floor=60) == [50, 136, 213]  # small stays whole
+    assert sum(_allocate([500, 700, 900], 1000, [0.5, 0.3, 0.2], floor=60)) <= 1000
+
+
+def test_evidence_weight_favours_the_best_ranked_and_discounts_repeats():
+    from nistchat.engine.expand import evidence_weight
+    assert evidence_weight([1]) > evidence_weight([6])
+    assert evidence_weight([1, 2, 3, 4]) > evidence_weight([5, 7, 13])
+    # twenty low rows of one big table do not outweigh a passage that ranked first
+    assert evidence_weight([1]) > evidence_weight(list(range(8, 28)))
+
+
+def test_budget_goes_mostly_to_the_passage_the_ranking_backs():
+    def long(tag):
+        return " ".join(f"Sentence {tag} {i} talks about filler material." for i in range(120))
+    parents = {"top": P("top", long("top")), "low": P("low", long("low"), section=("Doc", "B"))}
+    cands = [C("a1", "top", 1), C("a2", "top", 0.9), C("b", "low", 0.5)]
+    passages, _, _ = expand(cands, parents, "q", ExpandConfig(budget_tokens=400))
+    top, low = (count_tokens(p.text) for p in passages)
+    assert top > 1.5 * low and top + low <= 400
+    passages, _, _ = expand(cands, parents, "q", ExpandConfig(budget_tokens=400, weighted_budget=False))
+    assert abs(count_tokens(passages[0].text) - count_tokens(passages[1].text)) < 20

@@ -4,8 +4,9 @@ Why: children are small so that search is precise, but the reader needs the sema
 a hit (the whole table, the list with its lead-in). Several children of one parent become one
 passage; a per-section cap (tighter for figures) stops near-duplicate chunks from filling the
 window; a table split into segments gets its sibling segments pulled in so a six-row table
-reaches the reader whole; and everything is fitted into `context_tokens`, trimming long parents
-around the sentences/rows that matched rather than cutting them blindly at the end.
+reaches the reader whole; and everything is fitted into `context_tokens`, shared by how strongly
+the ranking backs each passage (evidence_weight), trimming long parents around the sentences/rows
+that matched rather than cutting them blindly at the end.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class ExpandConfig:
     max_per_figure: int = 1  # distinct figure parents from one heading path (captions repeat)
     pull_table_neighbours: bool = True
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
+    weighted_budget: bool = True  # share the budget by evidence weight (False: equal shares)
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Piece:
     parent: Parent
     hit: bool
     hit_texts: list[str] = field(default_factory=list)  # child texts that matched inside it
+    hit_positions: list[int] = field(default_factory=list)  # their 1-based positions in the ranked list
 
 
 @dataclass
@@ -99,6 +102,8 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
     decisions: list[dict] = []
     seen_text: dict[str, Slot] = {}
 
+    position = {id(c): n for n, c in enumerate(candidates, start=1)}
+
     def add_hit(slot: Slot, cand: Candidate, parent: Parent) -> None:
         piece = slot.piece(parent.id)
         if piece is None:
@@ -107,6 +112,7 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
         piece.hit = True
         if cand.child_id in child_text:
             piece.hit_texts.append(child_text[cand.child_id])
+        piece.hit_positions.append(position[id(cand)])
         slot.hits.append(cand.child_id)
 
     def open_slot(cand: Candidate, parent: Parent) -> Slot:
@@ -271,52 +277,72 @@ def _render(units: list[Unit], keep: set[int]) -> str:
     return "".join(out).strip()
 
 
-def _allocate(sizes: list[int], budget: int) -> list[int]:
-    """Water-filling: small passages keep everything, the rest share what is left equally."""
-    alloc = [0] * len(sizes)
-    left, open_ = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
-    while open_:
-        share = left // len(open_)
-        i = open_[0]
-        if sizes[i] <= share:
-            alloc[i] = sizes[i]
-            left -= sizes[i]
-            open_.pop(0)
-        else:
-            for j in open_:
-                alloc[j] = share
+def _allocate(sizes: list[int], budget: int, weights: list[float] | None = None, floor: int = 0) -> list[int]:
+    """Weighted water-filling: every passage first gets `floor` tokens (or all of itself if smaller),
+    then the rest is shared in proportion to `weights`; a passage whose share exceeds its size keeps
+    all of itself and the surplus is shared again among the others. Equal weights = equal shares."""
+    n = len(sizes)
+    weights = list(weights) if weights and sum(weights) > 0 else [1.0] * n
+    alloc = [min(s, floor) for s in sizes]
+    left = budget - sum(alloc)
+    open_ = [i for i in range(n) if sizes[i] > alloc[i]]
+    while open_ and left > 0:
+        total = sum(weights[i] for i in open_) or float(len(open_))
+        share = {i: left * (weights[i] if total else 1.0) / total for i in open_}
+        done = [i for i in open_ if sizes[i] - alloc[i] <= share[i]]
+        if not done:
+            for i in open_:
+                alloc[i] += int(share[i])
             break
+        for i in done:
+            left -= sizes[i] - alloc[i]
+            alloc[i] = sizes[i]
+            open_.remove(i)
     return alloc
+
+
+RANK_K = 2  # a matching child at position p is worth 1 / (RANK_K + p), as in RRF
+HIT_DECAY = 0.5  # the n-th matching child of one passage counts HIT_DECAY ** n of its own worth
+
+
+def evidence_weight(positions: list[int]) -> float:
+    """How strongly the ranking backs a passage: its matching children's rank values, best first,
+    each further one discounted (a big table whose every row carries the query's words must not
+    outweigh a passage that ranked first on its own merits)."""
+    return sum(HIT_DECAY ** n / (RANK_K + p) for n, p in enumerate(sorted(positions)))
 
 
 def _slot_text(slot: Slot, budget: int | None, terms: set[str]) -> str:
     if budget is None:
         return "\n".join(p.parent.text.strip() for p in slot.pieces)
-    hit_pieces = [p for p in slot.pieces if p.hit]
-    # Pulled neighbours go first when the budget is short: the hit segment is what matched.
     full = [count_tokens(p.parent.text) for p in slot.pieces]
     if sum(full) <= budget:
         return "\n".join(p.parent.text.strip() for p in slot.pieces)
-    kept = list(hit_pieces)
-    room = budget - sum(count_tokens(p.parent.text) for p in kept)
+    # Matched pieces share the budget by how strongly they matched; pulled neighbours (no match of
+    # their own) come along only whole and only if there is room left.
+    hit_pieces = [p for p in slot.pieces if p.hit]
+    sizes = [count_tokens(p.parent.text) for p in hit_pieces]
+    alloc = dict(zip(map(id, hit_pieces), _allocate(sizes, budget, [evidence_weight(p.hit_positions)
+                                                                      for p in hit_pieces])))
+    room = budget - sum(alloc.values())
     for p in slot.pieces:
         if not p.hit and count_tokens(p.parent.text) <= room:
-            kept.append(p)
-            room -= count_tokens(p.parent.text)
-    kept = [p for p in slot.pieces if p in kept]
-    sizes = [count_tokens(p.parent.text) for p in kept]
-    alloc = _allocate(sizes, budget)
-    return "\n".join(trim(p, a, terms) for p, a in zip(kept, alloc))
+            alloc[id(p)] = count_tokens(p.parent.text)
+            room -= alloc[id(p)]
+    return "\n".join(trim(p, alloc[id(p)], terms) for p in slot.pieces if id(p) in alloc)
 
 
 def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[Slot]:
-    """Fit passages into `budget` tokens: drop the lowest-ranked ones if each would get too little."""
+    """Fit passages into `budget` tokens: drop the lowest-ranked ones if each would get too little,
+    then share the budget by evidence weight (see evidence_weight) above a floor for each."""
     terms = set(re.findall(r"\w+", _norm(query))) - _QUERY_STOP
     slots = list(slots)
     while slots and budget // len(slots) < cfg.min_passage_tokens and len(slots) > 1:
         slots.pop()
     sizes = [sum(count_tokens(p.parent.text) for p in s.pieces) for s in slots]
-    alloc = _allocate(sizes, budget)
+    weights = [evidence_weight([n for p in s.pieces for n in p.hit_positions]) for s in slots] \
+        if cfg.weighted_budget else None
+    alloc = _allocate(sizes, budget, weights, floor=cfg.min_passage_tokens if cfg.weighted_budget else 0)
     for slot, size, a in zip(slots, sizes, alloc):
         slot.text = _slot_text(slot, None if size <= a else a, terms)
         slot.trimmed = size > a
