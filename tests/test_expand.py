@@ -155,3 +155,20 @@ def test_budget_goes_mostly_to_the_passage_the_ranking_backs():
     assert top > 1.5 * low and top + low <= 400
     passages, _, _ = expand(cands, parents, "q", ExpandConfig(budget_tokens=400, weighted_budget=False))
     assert abs(count_tokens(passages[0].text) - count_tokens(passages[1].text)) < 20
+
+
+def test_split_prose_of_one_section_joins_the_chosen_neighbours_passage():
+    parents = {
+        "a": P("a", "First half of the section.", next_id="b"),
+        "b": P("b", "Second half of the section.", prev_id="a", next_id="c"),
+        "c": P("c", "Next section starts.", section=("Doc", "Other"), prev_id="b"),
+        "x": P("x", "Unrelated.", section=("Doc", "X")),
+    }
+    cands = [C("cb", "b", 0.9), C("cx", "x", 0.5), C("ca", "a", 0.4), C("cc", "c", 0.3)]
+    passages, slots, decisions = expand(cands, parents, "q", ExpandConfig(k=6))
+    assert [p.id for p in passages] == ["b", "x", "c"]  # c is another section: a slot of its own
+    assert [pc.parent.id for pc in slots[0].pieces] == ["a", "b"]  # document order
+    assert passages[0].text == "First half of the section.\nSecond half of the section."
+    assert any(d["action"] == "joined-prose" and d["parent"] == "a" for d in decisions)
+    off, _, _ = expand(cands, parents, "q", ExpandConfig(k=6, join_split_prose=False))
+    assert [p.id for p in off] == ["b", "x", "a", "c"]

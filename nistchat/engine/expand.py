@@ -39,6 +39,7 @@ class ExpandConfig:
     pull_table_neighbours: bool = True
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
     weighted_budget: bool = True  # share the budget by evidence weight (False: equal shares)
+    join_split_prose: bool = True  # a hit on the prose parent next to a chosen one joins its passage
 
 
 @dataclass
@@ -91,6 +92,22 @@ def _doc_order(parent: Parent, parents: dict[str, Parent], members: list[Parent]
     return ordered + [m for m in members if m.id not in seen]
 
 
+def _continued_in(parent: Parent, parents: dict[str, Parent], owner: dict) -> tuple | None:
+    """(slot, neighbour) when `parent` is prose that directly precedes or follows a chosen prose
+    parent of the same section: the two are one run of text that only the parent size limit split,
+    so a hit on the second belongs in the first's passage, not in a slot of its own."""
+    if parent.kind != "prose":
+        return None
+    for nid in (parent.prev_id, parent.next_id):
+        slot = owner.get(nid)
+        neighbour = parents.get(nid) if nid else None
+        if slot is not None and neighbour is not None and neighbour.kind == "prose" and \
+                neighbour.doc == parent.doc and neighbour.heading_path == parent.heading_path and \
+                slot.piece(nid) is not None:
+            return slot, neighbour
+    return None
+
+
 def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandConfig,
            child_text: dict[str, str] | None = None) -> tuple[list[Slot], list[dict]]:
     """Walk the ranked candidates into at most k passages; returns (slots, cap decisions for the trace)."""
@@ -139,6 +156,16 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
             continue
         if parent.id in owner:  # duplicate child of a chosen parent, or a pulled table segment
             add_hit(owner[parent.id], cand, parent)
+            continue
+        host = _continued_in(parent, parents, owner) if cfg.join_split_prose else None
+        if host is not None:
+            slot, neighbour = host
+            at = slot.pieces.index(slot.piece(neighbour.id))
+            slot.pieces.insert(at if neighbour.prev_id == parent.id else at + 1, Piece(parent, True))
+            owner[parent.id] = slot
+            add_hit(slot, cand, parent)
+            decisions.append({"child": cand.child_id, "parent": parent.id, "action": "joined-prose",
+                              "into": slot.parent.id})
             continue
         dup = seen_text.get(_norm(parent.text))
         if dup is not None:  # identical text under another id (repeated caption, copied table)
