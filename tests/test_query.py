@@ -53,3 +53,15 @@ def test_follow_up_detection():
     assert is_follow_up("tell me more")
     assert not is_follow_up("What is GOVERN 1.2?")
     assert not is_follow_up("How should organisations monitor deployed AI systems for drift?")
+
+
+def test_asks_definition_only_for_questions_about_what_an_acronym_means():
+    from nistchat.engine.query import asks_definition
+    for q in ("What does TEVV stand for?", "What is CAISI?", "What do the abbreviations GAI and CBRN refer to?",
+              "What does ACE mean here?", "Expand the acronym NSSCET"):
+        assert asks_definition(q), q
+    for q in ("Does the AI RMF tell my organization what level of risk is acceptable?",
+              "What is the purpose of GOVERN 1.2?", "What does the report mean by monitoring?",
+              "How should GAI risks be governed?"):
+        assert not asks_definition(q), q
+    assert prepare("What does TEVV stand for?").asks_definition

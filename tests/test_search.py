@@ -170,3 +170,15 @@ def test_exact_ties_are_ordered_by_bm25(retriever):
     assert len(tied) > 1
     values = [bm25.get(it["child"], 0.0) for it in tied]
     assert values == sorted(values, reverse=True)
+
+
+def test_asking_what_a_common_acronym_stands_for_finds_its_definition(retriever):
+    """GAI is in a quarter of all children (no exact signal for a question that merely uses it),
+    but a question asking what it stands for gets its defining occurrences; AI stays out."""
+    assert retriever._pattern("GAI") is None
+    assert retriever._pattern("GAI", definition=True) is not None
+    assert retriever._pattern("AI", definition=True) is None
+    r = retriever.retrieve("What does the abbreviation GAI stand for?")
+    texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
+    assert texts and all("(GAI)" in t or "GAI:" in t for t in texts)
+    assert not retriever.retrieve("How should GAI risks be governed?").trace.stage("exact").items

@@ -39,6 +39,12 @@ _STOP = {"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "for", "i
          "tell", "say", "it", "its", "they", "them", "their", "this", "that", "these", "those", "one", "ones",
          "else", "also", "so", "then", "first", "second", "third", "last", "other", "next", "same", "with",
          "be", "can", "could", "would", "should", "please", "there", "any", "some"}
+# A question asking what an acronym means: then its defining occurrence ("... (GAI)") is the answer
+# even when the acronym itself is everywhere in the corpus.
+_DEFINITION_ASK = re.compile(
+    r"\b(stands?\s+for|abbreviat\w*|acronyms?|initialisms?|short\s+for|spelled\s+out|refers?\s+to|"
+    r"expan(?:d|ds|sion)|mean(?:s|ing)?)\b|^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[A-Z][A-Z0-9-]*[A-Z]s?\b",
+    re.IGNORECASE)
 FOLLOW_UP_MAX_CONTENT_WORDS = 3  # a question with more topic words than this stands on its own
 
 
@@ -50,10 +56,12 @@ class Query:
     identifiers: list[str] = field(default_factory=list)
     rewritten: bool = False
     note: str = ""
+    asks_definition: bool = False  # "what does X stand for / mean / refer to", "what is X"
 
     def to_dict(self) -> dict:
         return {"original": self.original, "text": self.text, "search_text": self.search_text,
-                "identifiers": self.identifiers, "rewritten": self.rewritten, "note": self.note}
+                "identifiers": self.identifiers, "rewritten": self.rewritten, "note": self.note,
+                "asks_definition": self.asks_definition}
 
 
 def normalise(question: str) -> str:
@@ -77,6 +85,11 @@ def identifiers(text: str) -> list[str]:
             seen.add(value)
             out.append(value)
     return out
+
+
+def asks_definition(text: str) -> bool:
+    """Does the question ask what an acronym in it stands for? (It must contain one.)"""
+    return bool(_DEFINITION_ASK.search(text)) and any(_ACRONYM.fullmatch(i) for i in identifiers(text))
 
 
 def _content_words(text: str) -> list[str]:
@@ -108,5 +121,5 @@ def prepare(question: str, history: list[dict] | None = None) -> Query:
     previous = _previous_question(history, text)
     if previous and is_follow_up(text):
         return Query(question, text, f"{previous} {text}", identifiers(f"{previous} {text}"), True,
-                     "follow-up: previous user question prepended for retrieval")
-    return Query(question, text, text, identifiers(text))
+                     "follow-up: previous user question prepended for retrieval", asks_definition(text))
+    return Query(question, text, text, identifiers(text), asks_definition=asks_definition(text))

@@ -31,6 +31,7 @@ class RetrievalConfig:
     weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0})
     exact_depth: int = 20  # children holding a query identifier verbatim (a third RRF list)
     acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
+    definition_max_df: float = 0.5  # ... unless the question asks what one stands for ("GAI": a third)
     parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
     max_per_section: int = 5  # of k=6: one flat section (a one-section note, a profile whose whole body is one chapter) must not be starved
@@ -121,19 +122,22 @@ class Retriever:
         scores = self.fast_bm25.scores(tokens)
         return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)], scores
 
-    def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None
-               ) -> list[tuple[str, float]]:
+    def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None,
+               definition: bool = False) -> list[tuple[str, float]]:
         """Children that contain a query identifier verbatim (GOVERN 1.2, PW.1.1, MP-5.1-005), or that
         define a query acronym ("... (TEVV)"); ranked by how many of them they hold.
 
         Why: both retrievers blur identifiers (dense sees "GOVERN 1.2" near "GOVERN 1.3"; BM25 ranks
         the many children mentioning GOVERN), yet a verbatim id is the most precise signal a
         question can carry. Acronyms count only in their defining form, and only when rare enough
-        in the corpus (acronym_max_df) to mean something. Ties (every row of a table whose caption
+        in the corpus (acronym_max_df) to mean something, unless the question asks what an acronym
+        stands for (`definition`): then the defining occurrence is the answer even for an acronym
+        as common as "GAI" (all over AI 600-1, defined in a few places); only near-universal ones
+        ("AI") stay out (definition_max_df). Ties (every row of a table whose caption
         holds the id) are broken by the child's BM25 score for the whole question, not by position
         in the corpus, so the row that also matches the question's words leads.
         """
-        patterns = [p for p in (self._pattern(i) for i in identifiers) if p is not None]
+        patterns = [p for p in (self._pattern(i, definition) for i in identifiers) if p is not None]
         if not patterns:
             return []
         counts = []
@@ -152,11 +156,11 @@ class Retriever:
         nz = np.nonzero(scores)[0]
         return {self.bm25_rows[int(i)]: float(scores[i]) for i in nz}
 
-    def _pattern(self, ident: str):
+    def _pattern(self, ident: str, definition: bool = False):
         """(substrings for a cheap prefilter, compiled regex) for one identifier; None if uninformative.
         Cached: the acronym document-frequency check scans the corpus once per acronym."""
-        if ident in self._patterns:
-            return self._patterns[ident]
+        if (ident, definition) in self._patterns:
+            return self._patterns[(ident, definition)]
         low = ident.lower()
         parts = low.split()
         body = re.escape(low).replace(r"\ ", r"\s+")
@@ -165,9 +169,10 @@ class Retriever:
         else:
             word = re.compile(rf"(?<![\w-]){body}(?![\w-])")
             df = sum(1 for t in self._lower if low in t and word.search(t)) / max(1, len(self._lower))
-            result = None if df > self.config.acronym_max_df else (
+            limit = self.config.definition_max_df if definition else self.config.acronym_max_df
+            result = None if df > limit else (
                 parts, re.compile(rf"\({body}s?\)|(?<![\w-]){body}s?\s*(?::|=|stands for|means)"))
-        self._patterns[ident] = result
+        self._patterns[(ident, definition)] = result
         return result
 
     def _items(self, ranked: list[tuple[str, float]]) -> list[dict]:
@@ -228,7 +233,7 @@ class Retriever:
 
         t = time.perf_counter()
         if mode == "hybrid":
-            exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores)
+            exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores, query.asks_definition)
             trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
                                                         f"{query.identifiers or 'none'}")
             fused = fusion.rrf({"dense": dense, "bm25": sparse, "exact": exact}, k=cfg.rrf_k, weights=cfg.weights,
