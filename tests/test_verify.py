@@ -142,3 +142,14 @@ def test_ungrounded_verdicts_flag_only_unstated_facts():
     flagged = ungrounded_verdicts(sentences, passages, question="What does HIPAA require?")
     assert [v.text for v in flagged] == ["OWASP lists LLM10 as unbounded consumption."]
     assert flagged[0].reason == "not in any passage: OWASP, LLM10"
+
+
+def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
+    from nistchat.engine.verify import restates_question
+    q = "Which clause of ISO/IEC 42001 contains the requirement to perform an AI system impact assessment?"
+    assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment.", q)
+    assert not restates_question("Clause 6.1.4 of ISO/IEC 42001 requires an AI system impact assessment.", q)
+    q2 = "What are the four functions of the AI RMF Core?"
+    assert not restates_question("Govern, Map, Measure, Manage.", q2)
+    assert not restates_question("The four functions are GOVERN, MAP, MEASURE and MANAGE [1].", q2)
+    assert not restates_question("Yes.", "Does the AI RMF apply to all sectors?")  # too short to judge

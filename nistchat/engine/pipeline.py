@@ -20,7 +20,7 @@ from .risk import Risk, classify
 from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
 from .verify import (VerifyBudget, says_dont_know, should_retry, split_sentences, support_counts,
-                     support_score, ungrounded_verdicts, verify_sentences)
+                     restates_question, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ class _Run:
         att.generate_ms = _ms(t)
         att.text = "".join(self.partial).strip()
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
-        att.dont_know = says_dont_know(att.text)
+        att.dont_know = says_dont_know(att.text) or restates_question(att.text, self.question)
         yield from self.check(att)
         return att
 

@@ -114,6 +114,16 @@ def says_dont_know(text: str) -> bool:
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
 
+def restates_question(text: str, question: str) -> bool:
+    """The draft only echoes the question ("ISO/IEC 42001 contains the requirement to perform …"):
+    at most one content word the question did not already have. Small readers do this when the
+    context lacks the answer; it is a non-answer, however fluent."""
+    if not question:
+        return False
+    said = _content_words(claim_text(text))
+    return len(said) >= 4 and len(said - _content_words(question)) <= 1
+
+
 def is_checkable(sentence: str) -> bool:
     """Lead-ins ("The six categories are:") and refusals carry no claim worth a model call."""
     claim = claim_text(sentence)
