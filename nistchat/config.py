@@ -42,7 +42,7 @@ class Settings:
     port: int = 8000
     timeout_s: float = 120.0  # per model call
     max_question_chars: int = 2000
-    context_tokens: int = 1500
+    context_tokens: int = 1800  # passage budget: 1500 -> 1800 measured hit@6 0.868 -> 0.908 for ~+1.2 s to first token
     n_ctx: int = 4096
     threads: int = 0  # llama.cpp threads; 0 = all cores
     extra: dict = field(default_factory=dict)
