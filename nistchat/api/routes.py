@@ -8,12 +8,10 @@ import json
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
 from .. import get_runtime
-from ..auth import is_admin, owner_id
 from ..chat.routes import ask_rate_limit, check_question
 from ..chat.runs import registry
 from ..chat.store import start_message, visible_conversation
-from ..history.routes import page_arg
-from ..history.search import conversations, search
+from ..history.routes import history_page
 from ..logs.export import BadRange, date_range, jsonl, records
 from ..logs.routes import log_scope
 from ..topics.questions import find_topic, load
@@ -70,20 +68,15 @@ def ask():
 
 @bp.get("/history")
 def history():
-    q = request.args.get("q", "").strip()[:200]
-    page = page_arg()
-    size = current_app.config["HISTORY_PAGE_SIZE"]
-    scope = None if is_admin() else owner_id()
-    if q:
-        hits, total = search(q, scope, page, size)
+    view = history_page()
+    if view["q"]:
         items = [{"message_id": h.message_id, "conversation_id": h.conversation_id,
                   "time": h.created_at.isoformat(timespec="seconds"),
-                  "question": plain(h.question), "snippet": plain(h.answer)} for h in hits]
+                  "question": plain(h.question), "snippet": plain(h.answer)} for h in view["hits"]]
     else:
-        rows, total = conversations(scope, page, size)
         items = [{"conversation_id": r.id, "title": r.title, "updated": r.updated_at.isoformat(timespec="seconds"),
-                  "messages": r.messages} for r in rows]
-    return jsonify({"q": q, "page": page, "total": total, "items": items})
+                  "messages": r.messages} for r in view["rows"]]
+    return jsonify({"q": view["q"], "page": view["page"], "total": view["total"], "items": items})
 
 
 @bp.get("/logs")

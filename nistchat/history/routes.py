@@ -18,20 +18,24 @@ def page_arg() -> int:
         return 1
 
 
-@bp.get("/history")
-def index():
+def history_page() -> dict:
+    """The request's history view: search hits for `?q=`, else conversations, one page of them,
+    scoped to this browser (admin: everyone). Shared by the page and /api/history."""
     q = request.args.get("q", "").strip()[:200]
     page = page_arg()
     size = current_app.config["HISTORY_PAGE_SIZE"]
     scope = None if is_admin() else owner_id()
+    hits, rows = [], []
     if q:
         hits, total = search(q, scope, page, size)
-        rows = []
     else:
         rows, total = conversations(scope, page, size)
-        hits = []
-    context = dict(q=q, page=page, size=size, total=total, hits=hits, rows=rows,
-                   pages=max(1, -(-total // size)))
+    return dict(q=q, page=page, size=size, total=total, hits=hits, rows=rows, pages=max(1, -(-total // size)))
+
+
+@bp.get("/history")
+def index():
+    context = history_page()
     if is_htmx() and request.headers.get("HX-Target") == "results":
         return render_template("history/_results.html", **context)
     return render_template("history/index.html", **context)
