@@ -172,3 +172,16 @@ def test_split_prose_of_one_section_joins_the_chosen_neighbours_passage():
     assert any(d["action"] == "joined-prose" and d["parent"] == "a" for d in decisions)
     off, _, _ = expand(cands, parents, "q", ExpandConfig(k=6, join_split_prose=False))
     assert [p.id for p in off] == ["b", "x", "a", "c"]
+
+
+def test_a_joined_piece_brings_its_own_budget_share():
+    from nistchat.engine.expand import evidence_weight, slot_weight
+    parents = {
+        "a": P("a", "First half.", next_id="b"),
+        "b": P("b", "Second half.", prev_id="a"),
+        "x": P("x", "Elsewhere.", section=("Doc", "X")),
+    }
+    slots, _ = select([C("ca", "a", 0.9), C("cx", "x", 0.8), C("cb", "b", 0.7)], parents, ExpandConfig())
+    assert [pc.parent.id for pc in slots[0].pieces] == ["a", "b"]
+    assert slot_weight(slots[0]) == evidence_weight([1]) + evidence_weight([3])
+    assert slot_weight(slots[0]) > evidence_weight([1, 3])  # not discounted as a repeat hit

@@ -92,16 +92,19 @@ def _doc_order(parent: Parent, parents: dict[str, Parent], members: list[Parent]
     return ordered + [m for m in members if m.id not in seen]
 
 
+_RUNNING_TEXT = ("prose",)
+
+
 def _continued_in(parent: Parent, parents: dict[str, Parent], owner: dict) -> tuple | None:
     """(slot, neighbour) when `parent` is prose that directly precedes or follows a chosen prose
     parent of the same section: the two are one run of text that only the parent size limit split,
     so a hit on the second belongs in the first's passage, not in a slot of its own."""
-    if parent.kind != "prose":
+    if parent.kind not in _RUNNING_TEXT:
         return None
     for nid in (parent.prev_id, parent.next_id):
         slot = owner.get(nid)
         neighbour = parents.get(nid) if nid else None
-        if slot is not None and neighbour is not None and neighbour.kind == "prose" and \
+        if slot is not None and neighbour is not None and neighbour.kind in _RUNNING_TEXT and \
                 neighbour.doc == parent.doc and neighbour.heading_path == parent.heading_path and \
                 slot.piece(nid) is not None:
             return slot, neighbour
@@ -339,6 +342,12 @@ def evidence_weight(positions: list[int]) -> float:
     return sum(HIT_DECAY ** n / (RANK_K + p) for n, p in enumerate(sorted(positions)))
 
 
+def slot_weight(slot: Slot) -> float:
+    """A passage's claim on the budget: the sum of its pieces' evidence weights, so a joined prose
+    neighbour or a matching table segment brings the share it would have had as its own passage."""
+    return sum(evidence_weight(p.hit_positions) for p in slot.pieces)
+
+
 def _slot_text(slot: Slot, budget: int | None, terms: set[str]) -> str:
     if budget is None:
         return "\n".join(p.parent.text.strip() for p in slot.pieces)
@@ -367,7 +376,7 @@ def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[S
     while slots and budget // len(slots) < cfg.min_passage_tokens and len(slots) > 1:
         slots.pop()
     sizes = [sum(count_tokens(p.parent.text) for p in s.pieces) for s in slots]
-    weights = [evidence_weight([n for p in s.pieces for n in p.hit_positions]) for s in slots] \
+    weights = [slot_weight(s) for s in slots] \
         if cfg.weighted_budget else None
     alloc = _allocate(sizes, budget, weights, floor=cfg.min_passage_tokens if cfg.weighted_budget else 0)
     for slot, size, a in zip(slots, sizes, alloc):
