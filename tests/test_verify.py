@@ -153,3 +153,6 @@ def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
     assert not restates_question("Govern, Map, Measure, Manage.", q2)
     assert not restates_question("The four functions are GOVERN, MAP, MEASURE and MANAGE [1].", q2)
     assert not restates_question("Yes.", "Does the AI RMF apply to all sectors?")  # too short to judge
+    yes_no = "Would training a model with differential privacy stop an attacker from stealing the model?"
+    assert not restates_question("No, training a model with differential privacy does not stop an attacker "
+                                 "from stealing the model.", yes_no)

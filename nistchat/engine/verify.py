@@ -114,12 +114,16 @@ def says_dont_know(text: str) -> bool:
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
 
+_YES_NO = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|must|has|"
+                     r"have|had)\b", re.IGNORECASE)
+
+
 def restates_question(text: str, question: str) -> bool:
     """The draft only echoes the question ("ISO/IEC 42001 contains the requirement to perform …"):
     at most one content word the question did not already have. Small readers do this when the
     context lacks the answer; it is a non-answer, however fluent."""
-    if not question:
-        return False
+    if not question or _YES_NO.match(question):
+        return False  # to a yes/no question, restating it with a polarity *is* the answer
     said = _content_words(claim_text(text))
     return len(said) >= 4 and len(said - _content_words(question)) <= 1
 
