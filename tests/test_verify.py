@@ -156,3 +156,6 @@ def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
     yes_no = "Would training a model with differential privacy stop an attacker from stealing the model?"
     assert not restates_question("No, training a model with differential privacy does not stop an attacker "
                                  "from stealing the model.", yes_no)
+    fronted = "Because multimodal models see the same data in several modalities, are they more robust to attacks?"
+    assert not restates_question("Multimodal models see the same data in several modalities, so they are more "
+                                 "robust to attacks.", fronted)

@@ -114,8 +114,10 @@ def says_dont_know(text: str) -> bool:
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
 
-_YES_NO = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|must|has|"
-                     r"have|had)\b", re.IGNORECASE)
+# A yes/no question opens with an auxiliary verb, possibly after a fronted clause ("Because …, are they …?").
+_YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|"
+                     r"must|has|have|had)\s+(?:it|they|there|this|these|that|those|we|you|i|the|an?|[a-z]+)\b",
+                     re.IGNORECASE)
 
 
 def restates_question(text: str, question: str) -> bool:
