@@ -159,3 +159,19 @@ def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
     fronted = "Because multimodal models see the same data in several modalities, are they more robust to attacks?"
     assert not restates_question("Multimodal models see the same data in several modalities, so they are more "
                                  "robust to attacks.", fronted)
+
+
+def test_judge_budget_goes_to_passages_that_state_the_claims_numbers():
+    seen = []
+
+    def judge(doc, claim):
+        seen.append(doc)
+        return "250" in doc
+
+    passages = [_p("Workshops were held in 2025 with stakeholders."), _p("Attendees came from academia."),
+                _p("The workshops had three sessions."), _p("In all, totaling over 250 participants.")]
+    verdicts = list(verify_sentences(["Over 250 people attended the workshops."], passages, judge,
+                                     VerifyBudget(per_sentence=2)))
+    assert verdicts[0].supported and verdicts[0].passage == 4 and len(seen) == 1
+    verdicts = list(verify_sentences(["Over 300 people attended the workshops."], passages, judge))
+    assert not verdicts[0].supported and verdicts[0].reason == "not in any passage: 300" and len(seen) == 1

@@ -253,18 +253,20 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
         claim = short or claim_text(sentence)
         stated = claim.split(" Answer: ", 1)[-1] if short else claim  # the question's own anchors are given
         supported_by, reason = None, ""
-        for n in candidate_passages(claim if short else sentence, passages, budget.per_sentence):
-            missing = ungrounded(stated, passages[n - 1])
-            if missing:  # a passage that lacks the claim's numbers or names cannot support it
-                reason = f"not in passage {n}: {', '.join(missing)}"
-                continue
+        # a passage that lacks the claim's numbers or names cannot support it: the string check is
+        # free, so it runs over every passage and the judge's budget goes to the ones that remain
+        ordered = candidate_passages(claim if short else sentence, passages, len(passages))
+        grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
+        if not grounded:
+            absent = [a for a in anchors(stated) if all(a in ungrounded(stated, p) for p in passages)]
+            reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
+        for n in grounded[:budget.per_sentence]:
             if used >= budget.max_checks:
                 break
             used += 1
             if check(document_for(passages[n - 1], budget.doc_chars), claim):
-                supported_by, reason = n, ""
+                supported_by = n
                 break
-            reason = ""
         yield Verdict(sentence, supported_by is not None, supported_by, reason)
 
 
