@@ -1,0 +1,49 @@
+"""Quality guards over the whole golden set: regressions in retrieval or refusals fail here.
+
+The retrieval guard is fast and runs by default. The answer guards run real answers on the
+1.5B reader (the `make run` default) and are marked slow: `make test-slow`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nistchat.engine.evaluate import evaluate, load_golden
+from nistchat.engine.runtime import Runtime
+from tests.conftest import MODELS_DIR, make_settings
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "eval" / "golden.jsonl"
+
+
+def test_hybrid_retrieval_finds_the_evidence_and_beats_each_retriever(runtime):
+    report = evaluate(runtime.retriever, load_golden(GOLDEN), k=6, warmup=0)
+    modes = report["modes"]
+    assert modes["hybrid"]["hit"] >= 0.90, modes["hybrid"]["misses"]  # measured 0.908
+    assert modes["hybrid"]["hit"] >= max(modes["dense"]["hit"], modes["bm25"]["hit"])
+
+
+@pytest.fixture(scope="module")
+def runtime_1_5b(index):
+    if not (MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").exists():
+        pytest.skip("1.5B reader not installed (make test-slow installs it)")
+    return Runtime(make_settings(gguf="qwen2.5-coder-1.5b"))
+
+
+def _final(runtime, question):
+    return [e for e in runtime.answer(question) if e.type == "final"][-1].data
+
+
+@pytest.mark.slow
+def test_negatives_are_refused_or_flagged_on_the_1_5b_reader(runtime_1_5b):
+    negatives = [g for g in map(json.loads, GOLDEN.read_text().splitlines()) if g["category"] == "negative"]
+    caught = [g["id"] for g in negatives if (lambda d: d["refused"] or d["flagged"])(_final(runtime_1_5b, g["question"]))]
+    assert len(caught) >= 0.9 * len(negatives), caught
+
+
+@pytest.mark.slow
+def test_answerable_questions_are_answered_on_the_1_5b_reader(runtime_1_5b):
+    answerable = [g for g in map(json.loads, GOLDEN.read_text().splitlines()) if g["evidence"]][::4]
+    refused = [g["id"] for g in answerable if _final(runtime_1_5b, g["question"])["refused"]]
+    # measured 3/19 (16 %) on 2026-11-30; the issue's target is 10 %: this guards against regression
+    assert len(refused) <= 0.2 * len(answerable), refused
