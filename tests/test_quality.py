@@ -37,7 +37,8 @@ def _final(runtime, question):
 @pytest.mark.slow
 def test_negatives_are_refused_or_flagged_on_the_1_5b_reader(runtime_1_5b):
     negatives = [g for g in map(json.loads, GOLDEN.read_text().splitlines()) if g["category"] == "negative"]
-    caught = [g["id"] for g in negatives if (lambda d: d["refused"] or d["flagged"])(_final(runtime_1_5b, g["question"]))]
+    finals = {g["id"]: _final(runtime_1_5b, g["question"]) for g in negatives}
+    caught = [qid for qid, d in finals.items() if d["refused"] or d["flagged"]]
     assert len(caught) >= 0.9 * len(negatives), caught
 
 

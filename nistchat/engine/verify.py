@@ -184,6 +184,11 @@ def _haystack(passage: Passage) -> str:
     return " ".join((passage.doc, passage.title, passage.section, passage.text)).lower()
 
 
+def stated_nowhere(claim_anchors: list[str], haystacks: list[str]) -> list[str]:
+    """The anchors that none of the texts contains."""
+    return [a for a in claim_anchors if not any(_present(a, h) for h in haystacks)]
+
+
 def ungrounded(claim: str, passage: Passage) -> list[str]:
     """Anchors of the claim that the passage (with its document id, title and section) never states."""
     haystack = _haystack(passage)
@@ -198,7 +203,7 @@ def ungrounded_verdicts(sentences: list[str], passages: list[Passage], question:
     for sentence in sentences:
         if not is_checkable(sentence):
             continue
-        absent = [a for a in anchors(claim_text(sentence)) if not any(_present(a, h) for h in sources)]
+        absent = stated_nowhere(anchors(claim_text(sentence)), sources)
         if absent:
             out.append(Verdict(sentence, False, None, f"not in any passage: {', '.join(absent)}"))
     return out
@@ -258,7 +263,7 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
         ordered = candidate_passages(claim if short else sentence, passages, len(passages))
         grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
         if not grounded:
-            absent = [a for a in anchors(stated) if all(a in ungrounded(stated, p) for p in passages)]
+            absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
             reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
         for n in grounded[:budget.per_sentence]:
             if used >= budget.max_checks:
