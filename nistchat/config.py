@@ -100,8 +100,11 @@ _ENV = {
 }
 
 
+_KINDS = {f.name: f.type for f in dataclasses.fields(Settings)}
+
+
 def _coerce(name: str, value, base: Path):
-    kinds = {f.name: f.type for f in dataclasses.fields(Settings)}
+    kinds = _KINDS
     if name not in kinds:
         raise ConfigError(f"unknown setting {name!r}")
     if name in _PATH_FIELDS:
