@@ -40,6 +40,8 @@ class ExpandConfig:
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
     weighted_budget: bool = True  # share the budget by evidence weight (False: equal shares)
     join_split_prose: bool = True  # a hit on the prose parent next to a chosen one joins its passage
+    whole_lists: bool = False  # a list question: list/table passages are kept whole first (see fit)
+    whole_list_share: float = 0.5  # ... as long as those kept whole take no more than this share of the budget
 
 
 @dataclass
@@ -307,13 +309,16 @@ def _render(units: list[Unit], keep: set[int]) -> str:
     return "".join(out).strip()
 
 
-def _allocate(sizes: list[int], budget: int, weights: list[float] | None = None, floor: int = 0) -> list[int]:
-    """Weighted water-filling: every passage first gets `floor` tokens (or all of itself if smaller),
-    then the rest is shared in proportion to `weights`; a passage whose share exceeds its size keeps
-    all of itself and the surplus is shared again among the others. Equal weights = equal shares."""
+def _allocate(sizes: list[int], budget: int, weights: list[float] | None = None,
+              floor: int | list[int] = 0) -> list[int]:
+    """Weighted water-filling: every passage first gets its floor (`floor`, or `floor[i]` each), or
+    all of itself if smaller, then the rest is shared in proportion to `weights`; a passage whose
+    share exceeds its size keeps all of itself and the surplus is shared again among the others.
+    Equal weights = equal shares."""
     n = len(sizes)
     weights = list(weights) if weights and sum(weights) > 0 else [1.0] * n
-    alloc = [min(s, floor) for s in sizes]
+    floors = floor if isinstance(floor, list) else [floor] * n
+    alloc = [min(s, f) for s, f in zip(sizes, floors)]
     left = budget - sum(alloc)
     open_ = [i for i in range(n) if sizes[i] > alloc[i]]
     while open_ and left > 0:
@@ -378,7 +383,15 @@ def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[S
     sizes = [sum(count_tokens(p.parent.text) for p in s.pieces) for s in slots]
     weights = [slot_weight(s) for s in slots] \
         if cfg.weighted_budget else None
-    alloc = _allocate(sizes, budget, weights, floor=cfg.min_passage_tokens if cfg.weighted_budget else 0)
+    floor = cfg.min_passage_tokens if cfg.weighted_budget else 0
+    floors = [floor] * len(slots)
+    if cfg.whole_lists:  # a list answer trimmed to its best-matching items silently drops the rest
+        room = int(budget * cfg.whole_list_share)
+        for i, s in enumerate(slots):
+            if s.parent.kind in ("list", "table") and floor < sizes[i] <= room:
+                floors[i] = sizes[i]
+                room -= sizes[i]
+    alloc = _allocate(sizes, budget, weights, floor=floors)
     for slot, size, a in zip(slots, sizes, alloc):
         slot.text = _slot_text(slot, None if size <= a else a, terms)
         slot.trimmed = size > a

@@ -45,6 +45,12 @@ _DEFINITION_ASK = re.compile(
     r"\b(stands?\s+for|abbreviat\w*|acronyms?|initialisms?|short\s+for|spelled\s+out|refers?\s+to|"
     r"expan(?:d|ds|sion)|mean(?:s|ing)?)\b|^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[A-Z][A-Z0-9-]*[A-Z]s?\b",
     re.IGNORECASE)
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+# "the six kinds", "12 risks", "three categories": a small count followed by a word, not part of an id
+# ("800-4", "1.2") or a year.
+_COUNT = re.compile(r"(?<![\w.-])(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")(?![\w.-])\s+[A-Za-z]", re.IGNORECASE)
 FOLLOW_UP_MAX_CONTENT_WORDS = 3  # a question with more topic words than this stands on its own
 
 
@@ -57,11 +63,13 @@ class Query:
     rewritten: bool = False
     note: str = ""
     asks_definition: bool = False  # "what does X stand for / mean / refer to", "what is X"
+    wants_list: bool = False  # "list the X", "what are the six X", "what kinds of X": a list/table answers it
+    count: int | None = None  # the number of items the question names ("the six kinds" -> 6)
 
     def to_dict(self) -> dict:
         return {"original": self.original, "text": self.text, "search_text": self.search_text,
                 "identifiers": self.identifiers, "rewritten": self.rewritten, "note": self.note,
-                "asks_definition": self.asks_definition}
+                "asks_definition": self.asks_definition, "wants_list": self.wants_list, "count": self.count}
 
 
 def normalise(question: str) -> str:
@@ -92,6 +100,24 @@ def asks_definition(text: str) -> bool:
     return bool(_DEFINITION_ASK.search(text)) and any(_ACRONYM.fullmatch(i) for i in identifiers(text))
 
 
+def wants_list(text: str) -> bool:
+    """A list or enumeration question, by the risk table's own patterns (one definition of "list")."""
+    from .risk import classify
+
+    risk = classify(text)
+    return risk.is_list or "enumeration" in risk.kinds
+
+
+def stated_count(text: str) -> int | None:
+    """The item count a question names ("the six kinds" -> 6), if any (2..30)."""
+    for m in _COUNT.finditer(text):
+        word = m.group(1).lower()
+        n = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+        if 2 <= n <= 30:
+            return n
+    return None
+
+
 def _content_words(text: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z0-9][\w.-]*", text) if w.lower() not in _STOP]
 
@@ -118,8 +144,9 @@ def _previous_question(history: list[dict] | None, current: str) -> str:
 def prepare(question: str, history: list[dict] | None = None) -> Query:
     """Normalise the question and, for a follow-up, search with the previous question prepended."""
     text = normalise(question)
+    shape = {"asks_definition": asks_definition(text), "wants_list": wants_list(text), "count": stated_count(text)}
     previous = _previous_question(history, text)
     if previous and is_follow_up(text):
         return Query(question, text, f"{previous} {text}", identifiers(f"{previous} {text}"), True,
-                     "follow-up: previous user question prepended for retrieval", asks_definition(text))
-    return Query(question, text, text, identifiers(text), asks_definition=asks_definition(text))
+                     "follow-up: previous user question prepended for retrieval", **shape)
+    return Query(question, text, text, identifiers(text), **shape)

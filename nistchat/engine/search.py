@@ -14,9 +14,11 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from . import fusion
+from .catalog import Catalog
 from .expand import ExpandConfig, count_tokens, expand
 from .query import Query, prepare
 from .rerank import rerank
+from .rescore import RULE as BLEND_RULE, BlendConfig, blend
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
@@ -34,9 +36,14 @@ class RetrievalConfig:
     definition_max_df: float = 0.5  # ... unless the question asks what one stands for ("GAI": a third)
     parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
+    fallback: str = "fused"  # no cross-encoder: "fused" (keep the RRF order) or "blend" (rescore.blend)
+    blend: dict = field(default_factory=dict)  # BlendConfig overrides (top_n, dense, bm25, exact, ...)
+    scope_named_docs: bool = True  # a question naming documents searches only them
+    doc_aliases: dict = field(default_factory=dict)  # doc id -> extra names users call it by (catalog.py)
     max_per_section: int = 5  # of k=6: one flat section (a one-section note, a profile whose whole body is one chapter) must not be starved
     max_per_figure: int = 1
     pull_table_neighbours: bool = True
+    whole_lists: bool = True  # list questions: list/table passages kept whole within half the budget
     trace_depth: int = 30  # candidates per stage kept in the trace
 
     @classmethod
@@ -46,7 +53,18 @@ class RetrievalConfig:
         unknown = sorted(set(extra) - known)
         if unknown:
             raise ValueError(f"unknown retrieval setting(s): {', '.join(unknown)}")
-        return cls(**extra)
+        config = cls(**extra)
+        config.blend_config()  # fail at start-up, not on the first question
+        return config
+
+    def blend_config(self) -> BlendConfig:
+        if self.fallback not in ("blend", "fused"):
+            raise ValueError(f"retrieval fallback must be 'blend' or 'fused', got {self.fallback!r}")
+        known = {f.name for f in fields(BlendConfig)}
+        unknown = sorted(set(self.blend) - known)
+        if unknown:
+            raise ValueError(f"unknown retrieval.blend setting(s): {', '.join(unknown)}")
+        return BlendConfig(**self.blend)
 
 
 class FastBM25:
@@ -106,6 +124,8 @@ class Retriever:
         self._warm = False
         self._lower = [c.text.lower() for c in self.children]
         self._patterns: dict = {}
+        self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
+        self.catalog = Catalog(dict.fromkeys(p.doc for p in index.parents.values()), self.config.doc_aliases)
 
     # -- the two retrievers
     def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
@@ -148,6 +168,12 @@ class Retriever:
         tie = self._bm25_by_row(bm25_scores)
         ranked = sorted(counts, key=lambda c: (-c[0], -tie.get(c[1], 0.0), c[1]))[:depth]
         return [(self.children[i].id, float(n)) for n, i in ranked]
+
+    def _scoped(self, ranked: list[tuple[str, float]], docs: list[str], depth: int) -> list[tuple[str, float]]:
+        """Keep the children of the documents the question names (all when it names none)."""
+        if docs:
+            ranked = [(cid, s) for cid, s in ranked if self.doc_of.get(cid) in docs]
+        return ranked[:depth]
 
     def _bm25_by_row(self, scores: np.ndarray | None) -> dict[int, float]:
         """BM25 scores keyed by children row (BM25 positions skip short children)."""
@@ -206,7 +232,8 @@ class Retriever:
         start = time.perf_counter()
 
         query: Query = prepare(question, history)
-        trace.add("query", 0.0, [query.to_dict()], query.note)
+        named = self.catalog.named(query.search_text) if cfg.scope_named_docs else []
+        trace.add("query", 0.0, [{**query.to_dict(), "documents": named}], query.note)
         if query.rewritten:
             trace.notes.append(query.note)
 
@@ -217,7 +244,7 @@ class Retriever:
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()
-            dense = self._dense(vector[0], cfg.dense_depth)
+            dense = self._scoped(self._dense(vector[0], cfg.dense_depth * (4 if named else 1)), named, cfg.dense_depth)
             timings["dense"] = (time.perf_counter() - t) * 1000
             trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {cfg.dense_depth}")
 
@@ -226,7 +253,8 @@ class Retriever:
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
             tokens = self.tokenize(query.search_text)
-            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth)
+            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * (4 if named else 1))
+            sparse = self._scoped(sparse, named, cfg.bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
                       f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
@@ -250,9 +278,15 @@ class Retriever:
 
         t = time.perf_counter()
         reranker = self.models.optional("reranker")
+        fallback = None
+        if mode == "hybrid" and cfg.fallback == "blend":
+            bcfg, lists = cfg.blend_config(), {"dense": dense, "bm25": sparse, "exact": exact}
+            fallback = lambda cands: blend(cands, lists, self.index.parents, bcfg,  # noqa: E731
+                                           wants_list=query.wants_list, count=query.count, docs=named)
         result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
                         text_of=lambda c: self.child_text.get(c.child_id, ""),
-                        missing_reason="" if reranker else self.models.reason_missing("reranker"))
+                        missing_reason="" if reranker else self.models.reason_missing("reranker"),
+                        fallback=fallback, fallback_rule=BLEND_RULE)
         timings["rerank"] = (time.perf_counter() - t) * 1000
         trace.add("rerank", timings["rerank"],
                   [{"child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6)}
@@ -262,7 +296,8 @@ class Retriever:
 
         t = time.perf_counter()
         ecfg = ExpandConfig(k=k, budget_tokens=int(self.settings.context_tokens), max_per_section=cfg.max_per_section,
-                            max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours)
+                            max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours,
+                            whole_lists=query.wants_list and cfg.whole_lists)
         passages, slots, decisions = expand(result.candidates, self.index.parents, query.text, ecfg, self.child_text)
         timings["expand"] = (time.perf_counter() - t) * 1000
         tokens = sum(count_tokens(p.text) for p in passages)

@@ -1,0 +1,119 @@
+"""Document routing (names -> scoped search), the question's answer shape (list, count), the
+score-blend fallback and whole lists for list questions: units on hand-built data, then the
+real corpus index."""
+import pytest
+
+from nistchat.engine.catalog import Catalog, number_of
+from nistchat.engine.expand import ExpandConfig, count_tokens, expand
+from nistchat.engine.query import prepare, stated_count
+from nistchat.engine.rescore import BlendConfig, blend, item_count, normalised, states_number
+from nistchat.engine.search import RetrievalConfig
+from nistchat.engine.types import Candidate, Parent
+
+DOCS = ["NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.800-4", "NIST.SP.800-218A", "NIST.AI.CI-Profile-Concept-Note"]
+
+
+def test_catalog_finds_documents_by_name_and_number():
+    cat = Catalog(DOCS)
+    assert cat.named("What does the Generative AI Profile say about CBRN?") == ["NIST.AI.600-1"]
+    assert cat.named("In SP 800-218A, what is PW.1.1?") == ["NIST.SP.800-218A"]
+    assert cat.named("per AI 800-4") == ["NIST.AI.800-4"]
+    assert cat.named("How does the AI RMF relate to the GAI profile?") == ["NIST.AI.100-1", "NIST.AI.600-1"]
+    assert cat.named("What are the SSDF practices?") == ["NIST.SP.800-218A"]
+    assert cat.named("What is confabulation?") == []
+    assert cat.named("the 800-218 series") == []  # a number is matched whole, never as a prefix
+    assert number_of("NIST.AI.CI-Profile-Concept-Note") is None
+
+
+def test_catalog_longest_name_wins_and_site_names_add():
+    cat = Catalog(DOCS, {"NIST.AI.800-4": ["the monitoring report"]})
+    # "Artificial Intelligence Risk Management Framework" alone is 100-1 ...
+    assert cat.named("the Artificial Intelligence Risk Management Framework") == ["NIST.AI.100-1"]
+    # ... and a site-configured name routes too
+    assert cat.named("What does the monitoring report cover?") == ["NIST.AI.800-4"]
+
+
+def test_question_shape():
+    q = prepare("What are the six kinds of post-deployment monitoring?")
+    assert q.wants_list and q.count == 6
+    assert prepare("List the risks in AI 600-1.").wants_list and prepare("List the risks in AI 600-1.").count is None
+    assert not prepare("Why does monitoring matter?").wants_list
+    assert stated_count("What does MEASURE 2.11 say in AI 800-4?") is None  # ids and numbers are not counts
+    assert stated_count("name the 12 risks") == 12
+    assert stated_count("in 2024 there were 3 workshops") == 3
+
+
+def P(pid, text, kind="prose", doc="D"):
+    return Parent(pid, doc, "T", ["S", pid], kind, text)
+
+
+def test_item_count_and_stated_number():
+    six = P("l", "The six categories are:\n- a\n- b\n- c\n- d\n- e\n- f", "list")
+    table = P("t", "Table 1\n| A | B |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |", "table")
+    assert item_count(six) == 6 and item_count(table) == 2 and item_count(P("p", "- not a list")) == 0
+    assert states_number(six.text, 6) and not states_number(six.text, 5)
+    assert not states_number("MEASURE 2.6 applies", 6)
+
+
+def test_normalised_scales_best_to_one_and_last_to_zero():
+    assert normalised([("a", 9.0), ("b", 6.0), ("c", 3.0)]) == {"a": 1.0, "b": 0.5, "c": 0.0}
+    assert normalised([("a", 2.0)]) == {"a": 1.0} and normalised([]) == {}
+
+
+def test_blend_keeps_a_strong_single_retriever_match_and_applies_priors():
+    parents = {"both": P("both", "x"), "dense_top": P("dense_top", "x"),
+               "lst": P("lst", "The three steps:\n- a\n- b\n- c", "list", doc="E")}
+    cands = [Candidate("both-0", "both", 0.03), Candidate("dense_top-0", "dense_top", 0.016),
+             Candidate("lst-0", "lst", 0.015), Candidate("tail-0", "tail", 0.001)]
+    lists = {"dense": [("dense_top-0", 0.9), ("both-0", 0.55), ("lst-0", 0.5)],
+             "bm25": [("x", 6.0), ("both-0", 4.0), ("lst-0", 3.5), ("y", 1.0)]}
+    out = blend(list(cands), lists, parents, BlendConfig(top_n=3))
+    assert [c.child_id for c in out][:2] == ["dense_top-0", "both-0"]  # RRF had "both" first
+    assert out[-1].child_id == "tail-0" and "blend" not in out[-1].scores  # outside the window
+    shaped = blend([Candidate(c.child_id, c.parent_id, 0.0) for c in cands], lists, parents,
+                   BlendConfig(top_n=3), wants_list=True, count=3, docs=["E"])
+    assert shaped[0].child_id == "lst-0"
+    assert shaped[0].scores["blend"] == pytest.approx(0.5 * 0.0 + 0.5 * 0.5 + 0.1 + 0.5 + 0.2)
+
+
+def test_list_questions_keep_lists_whole():
+    lst = P("lst", "The items:\n" + "\n".join(f"- item number {i} with a few words of its own" for i in range(12)),
+            "list")
+    others = {f"p{i}": P(f"p{i}", " ".join(f"word{i}_{j}" for j in range(200))) for i in range(3)}
+    parents = {"lst": lst, **others}
+    cands = [Candidate(f"p{i}-0", f"p{i}", 1.0 - i / 10) for i in range(3)] + [Candidate("lst-0", "lst", 0.1)]
+    size = count_tokens(lst.text)
+    budget = 2 * size + 100
+    trimmed, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget))
+    whole, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget, whole_lists=True))
+    assert trimmed[3].text != lst.text  # by rank weight the last passage gets a small share
+    assert whole[3].text == lst.text
+    assert sum(count_tokens(p.text) for p in whole) <= budget
+
+
+def test_retrieval_config_rejects_unknown_fallback_settings():
+    with pytest.raises(ValueError, match="fallback"):
+        RetrievalConfig(fallback="magic").blend_config()
+    with pytest.raises(ValueError, match="unknown retrieval.blend"):
+        RetrievalConfig(blend={"nope": 1}).blend_config()
+
+
+# -- the real corpus index
+
+def test_named_document_scopes_the_search(runtime):
+    r = runtime.retrieve("What does the Generative AI Profile say about confabulation?")
+    assert r.trace.stage("query").items[0]["documents"] == ["NIST.AI.600-1"]
+    assert {p.doc for p in r.passages} == {"NIST.AI.600-1"}
+    everything = runtime.retriever.with_config(scope_named_docs=False).retrieve(
+        "What does the Generative AI Profile say about confabulation?")
+    assert everything.trace.stage("query").items[0]["documents"] == []
+
+
+def test_blend_fallback_is_stated_in_the_trace(runtime):
+    r = runtime.retriever.with_config(fallback="blend").retrieve("Which groups are underrepresented in AI standards work?")
+    note = r.trace.stage("rerank").note
+    if runtime.models.optional("reranker") is None:
+        assert "fallback: blend of min-max normalised dense, BM25" in note
+        assert r.trace.stage("rerank").items and all("score" in it for it in r.trace.stage("rerank").items)
+    default = runtime.retrieve("Which groups are underrepresented in AI standards work?")
+    assert runtime.models.optional("reranker") is not None or "keep fused (RRF) order" in default.trace.stage("rerank").note
