@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from nistchat.config import load_settings
-from nistchat.engine.refusal import FEATURES, REFUSAL_FEATURE, unknown_terms, vocabulary
+from nistchat.engine.refusal import FEATURES, REFUSAL_FEATURE, stated_ids, unknown_terms, vocabulary
 from nistchat.engine.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,13 +59,16 @@ def main() -> int:
     vocab = vocabulary(runtime.index)
     unknown: dict[str, list[str]] = {}
     group_of: dict[str, str] = {}
+    exempt: set[str] = set()  # a passage states the question's framework id: rule 1 never refuses it
     scores: dict[str, dict[str, list[tuple[float, str]]]] = {f: {"negative": [], "answerable": []} for f in FEATURES}
     for row in rows:
         retrieval = runtime.retrieve(row["question"], k=6)
         group = "negative" if row["category"] == "negative" else "answerable"
         unknown[row["id"]] = unknown_terms(row["question"], vocab)
         group_of[row["id"]] = group
-        per_q = {"unknown_terms": unknown[row["id"]]}
+        if stated_ids(row["question"], retrieval.passages):
+            exempt.add(row["id"])
+        per_q = {"unknown_terms": unknown[row["id"]], "stated_ids": row["id"] in exempt}
         for name, feature in FEATURES.items():
             value = feature(retrieval, embedder)
             if value is not None:
@@ -85,15 +88,18 @@ def main() -> int:
         print(f"   answerable: {describe(ans)}")
         print("   lowest answerable: " + ", ".join(f"{i}={s:.3f}" for s, i in sorted(groups["answerable"])[:6]))
         print("   highest negatives: " + ", ".join(f"{i}={s:.3f}" for s, i in sorted(groups["negative"])[-6:]))
-        choice = choose_threshold(neg, ans, args.max_wrong)
+        choice = choose_threshold([s for s, i in groups["negative"] if i not in exempt],
+                                  [s for s, i in groups["answerable"] if i not in exempt], args.max_wrong)
         print(f"   rule: largest threshold refusing <= {args.max_wrong:.0%} of answerable -> "
               f"threshold {choice['threshold']:.4f}: refuses {choice['negatives_refused']}/{choice['negatives']} "
               f"negatives, {choice['answerable_refused']}/{choice['answerable']} answerable")
         if name != REFUSAL_FEATURE:
             continue
         t2 = round(statistics.median(ans), 4)
+
         refused = {i for group in groups.values() for s, i in group
-                   if s < choice["threshold"] or (unknown[i] and s < t2)}
+                   if (s < choice["threshold"] and i not in exempt) or (unknown[i] and s < t2)}
+        print(f"   exempt from the score rule (a passage states their framework id): {sorted(exempt)}")
         print(f"   unknown-term rule: threshold = median answerable score {t2:.4f}; questions with unknown "
               f"terms: " + ", ".join(f"{i} {unknown[i]}" for i in unknown if unknown[i]))
         neg_ref = sum(1 for i in refused if group_of[i] == "negative")

@@ -44,3 +44,22 @@ def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
     r = retrieval(UNKNOWN_TERM_THRESHOLD + 0.01)
     r.question = "Which HIPAA identifiers must be removed?"
     assert not gate(r, settings, vocab=vocab).refuse  # strong retrieval: the unknown name alone is not enough
+
+
+def test_a_passage_stating_the_questions_framework_id_exempts_it_from_the_score_rule(tmp_path):
+    from nistchat.engine.refusal import stated_ids
+
+    settings = load_settings(instance_dir=tmp_path, environ={})
+    stating = [Passage(1, "p1", "NIST.AI.600-1", "GenAI Profile", "MAP 5.1", "table", 40,
+                       "MAP 5.1: Likelihood and magnitude of each identified impact ... chaos testing", 0.1)]
+    low = retrieval(REFUSAL_THRESHOLD - 0.05)
+    low.passages = stating
+    low.question = "Which action under MAP 5.1 calls for chaos testing?"
+    g = gate(low, settings)
+    assert not g.refuse and g.stated_ids == ["MAP 5.1"]
+    low.question = "Which action under MAP 5.12 calls for chaos testing?"  # an id no passage states
+    assert gate(low, settings).refuse and gate(low, settings).rule == "low_score"
+    low.question = "Which action under MAP calls for chaos testing?"  # no id at all
+    assert gate(low, settings).refuse
+    assert stated_ids("What does GOVERN 1.2 say?", [Passage(1, "p", "d", "t", "s", "prose", None,
+                                                             "GOVERN 1.2.3 and GOVERN 1.20", 0.1)]) == []

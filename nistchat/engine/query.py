@@ -95,6 +95,11 @@ def identifiers(text: str) -> list[str]:
     return out
 
 
+def framework_ids(text: str) -> list[str]:
+    """The framework identifiers a text names (GOVERN 1.2, PW.4.3, MP-5.1-005): no acronyms, no bare numbers."""
+    return [i for i in identifiers(text) if any(p.fullmatch(i) for p in (_FUNCTION_ID, _ACTION_ID, _DOTTED_ID))]
+
+
 def asks_definition(text: str) -> bool:
     """Does the question ask what an acronym in it stands for? (It must contain one.)"""
     return bool(_DEFINITION_ASK.search(text)) and any(_ACRONYM.fullmatch(i) for i in identifiers(text))
