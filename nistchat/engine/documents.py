@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .types import Block, Document
+from .wordfix import WordRepair
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".pdf")
 
@@ -101,6 +102,24 @@ def repeated_lines(lines: list[str], min_count: int = 3, max_len: int = 90) -> s
     return {line for line, n in counts.items() if n >= min_count and line and not line.endswith((".", ":"))}
 
 
+def repair_words(doc: Document) -> Document:
+    """Undo words the converter glued or split ("onpostdeployment", "techn ical") in everything
+    that is indexed or shown: block text, captions, table cells, headings and the title.
+
+    Why per document: the repair trusts the document's own word counts (wordfix.py).
+    """
+    headings = sorted({h for block in doc.blocks for h in block.heading_path})
+    repair = WordRepair.for_texts([doc.title, *headings, *(block.text for block in doc.blocks)])
+    doc.title = repair.fix(doc.title)
+    for block in doc.blocks:
+        block.text = repair.fix(block.text)
+        block.caption = repair.fix(block.caption)
+        block.heading_path = [repair.fix(h) for h in block.heading_path]
+        block.header = [repair.fix(cell) for cell in block.header]
+        block.rows = [[repair.fix(cell) for cell in row] for row in block.rows]
+    return doc
+
+
 # --------------------------------------------------------------------------------------------
 # Headings -> heading path
 
@@ -173,7 +192,7 @@ def read_markdown_bytes(path: Path, data: bytes) -> Document:
 def parse_markdown(text: str, *, doc_id: str, source: str = "") -> Document:
     """Markdown text -> Document. Pure function of the text (deterministic)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return MarkdownParser(lines, doc_id, source).parse()
+    return repair_words(MarkdownParser(lines, doc_id, source).parse())
 
 
 INTRO_MIN_WORDS = 15  # a lead-in shorter than this ("The tiers are:") takes earlier sentences too
@@ -607,7 +626,8 @@ def parse_pdf_pages(pages: list[str], *, doc_id: str, source: str = "") -> Docum
                 flush_para()
         flush_items()
         flush_para()
-    return Document(doc_id=doc_id, title=title or doc_short_name(doc_id), source=source, sha256="", blocks=blocks)
+    return repair_words(Document(doc_id=doc_id, title=title or doc_short_name(doc_id), source=source, sha256="",
+                                 blocks=blocks))
 
 
 def join_pdf_lines(lines: list[str]) -> str:

@@ -22,7 +22,7 @@ from .index import EmbeddingCache, Index, build_dense, embed_children, write_den
 from .store import ChildStore, ParentStore, load_manifest, save_manifest
 from .types import Child, Parent
 
-INGEST_VERSION = 4  # bump when parsing/chunking changes what an unchanged corpus produces
+INGEST_VERSION = 5  # bump when parsing/chunking changes what an unchanged corpus produces
 
 
 class IngestError(RuntimeError):
