@@ -117,3 +117,31 @@ def test_blend_fallback_is_stated_in_the_trace(runtime):
         assert r.trace.stage("rerank").items and all("score" in it for it in r.trace.stage("rerank").items)
     default = runtime.retrieve("Which groups are underrepresented in AI standards work?")
     assert runtime.models.optional("reranker") is not None or "keep fused (RRF) order" in default.trace.stage("rerank").note
+
+
+def test_caption_index_follows_table_and_figure_references_within_a_document():
+    from nistchat.engine.references import CaptionIndex
+
+    parents = {"t1": P("t1", "Table 1 Monitoring categories\n| A | B |", "table", doc="D"),
+               "t1b": P("t1b", "Table 1 (continued)\n| A | B |", "table", doc="D"),
+               "f2": P("f2", "Figure 2: Attack taxonomy", "figure", doc="D"),
+               "other": P("other", "Table 1 of another document", "table", doc="E"),
+               "prose": P("prose", "Table 3 is discussed below.", "prose", doc="D")}
+    captions = CaptionIndex(parents)
+    assert len(captions) == 3  # prose never becomes a target, a continued caption keeps the first
+    assert captions.referenced("six categories (see Table 1); Figure 2 and Table 1 again", "D") == ["t1", "f2"]
+    assert captions.referenced("see Table 1", "E") == ["other"]
+    assert captions.referenced("see Table 3 and Table 9", "D") == []
+
+
+def test_a_passage_referring_to_a_table_brings_the_table_into_the_fusion(runtime):
+    question = "What kinds of post-release oversight does the monitoring report group its work into?"
+    r = runtime.retrieve(question)
+    followed = [it["parent"] for it in r.trace.stage("refs").items]
+    table_1 = next(p.id for p in runtime.index.parents.values()
+                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
+    assert table_1 in followed  # a well-ranked passage says "(Table 1)"; the table itself ranks low on its own
+    fused = {it["parent"]: it for it in r.trace.stage("fuse").items}
+    assert "refs" in fused[table_1]["ranks"]
+    off = runtime.retriever.with_config(refs_window=0).retrieve(question)
+    assert off.trace.stage("refs").items == []

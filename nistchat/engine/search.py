@@ -17,6 +17,7 @@ from . import fusion
 from .catalog import Catalog
 from .expand import ExpandConfig, count_tokens, expand
 from .query import Query, prepare
+from .references import CaptionIndex
 from .rerank import rerank
 from .rescore import RULE as BLEND_RULE, BlendConfig, blend
 from .types import Candidate, Retrieval, Trace
@@ -30,7 +31,8 @@ class RetrievalConfig:
     dense_depth: int = 50  # children taken from FAISS
     bm25_depth: int = 50  # children taken from BM25
     rrf_k: int = fusion.DEFAULT_K
-    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0})
+    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0})
+    refs_window: int = 10  # fused candidates whose "see Table N" references are followed (0: off)
     exact_depth: int = 20  # children holding a query identifier verbatim (a third RRF list)
     acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
     definition_max_df: float = 0.5  # ... unless the question asks what one stands for ("GAI": a third)
@@ -125,6 +127,10 @@ class Retriever:
         self._lower = [c.text.lower() for c in self.children]
         self._patterns: dict = {}
         self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
+        self.captions = CaptionIndex(index.parents)
+        self.first_child: dict[str, str] = {}
+        for c in self.children:
+            self.first_child.setdefault(c.parent_id, c.id)
         self.catalog = Catalog(dict.fromkeys(p.doc for p in index.parents.values()), self.config.doc_aliases)
 
     # -- the two retrievers
@@ -174,6 +180,18 @@ class Retriever:
         if docs:
             ranked = [(cid, s) for cid, s in ranked if self.doc_of.get(cid) in docs]
         return ranked[:depth]
+
+    def _references(self, candidates: list[Candidate]) -> list[tuple[str, float]]:
+        """First children of the captioned tables/figures the candidates refer to ("see Table 1"),
+        in candidate order; a parent already among the candidates is not listed again."""
+        have = {c.parent_id for c in candidates}
+        out: list[tuple[str, float]] = []
+        for cand in candidates:
+            for pid in self.captions.referenced(self.child_text.get(cand.child_id, ""), self.doc_of.get(cand.child_id)):
+                if pid not in have and pid in self.first_child:
+                    have.add(pid)
+                    out.append((self.first_child[pid], 1.0))
+        return out
 
     def _bm25_by_row(self, scores: np.ndarray | None) -> dict[int, float]:
         """BM25 scores keyed by children row (BM25 positions skip short children)."""
@@ -264,8 +282,14 @@ class Retriever:
             exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores, query.asks_definition)
             trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
                                                         f"{query.identifiers or 'none'}")
-            fused = fusion.rrf({"dense": dense, "bm25": sparse, "exact": exact}, k=cfg.rrf_k, weights=cfg.weights,
-                               parent_of=self.parent_of)
+            lists = {"dense": dense, "bm25": sparse, "exact": exact}
+            fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
+            refs = self._references(fused[: cfg.refs_window])
+            trace.add("refs", 0.0, self._items(refs), f"tables/figures referred to by the top {cfg.refs_window} "
+                                                      f"fused candidates")
+            if refs:
+                lists["refs"] = refs
+                fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
             fuse_note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
         else:
             fused = fusion.single(mode, dense or sparse, self.parent_of)
