@@ -175,3 +175,43 @@ def test_judge_budget_goes_to_passages_that_state_the_claims_numbers():
     assert verdicts[0].supported and verdicts[0].passage == 4 and len(seen) == 1
     verdicts = list(verify_sentences(["Over 300 people attended the workshops."], passages, judge))
     assert not verdicts[0].supported and verdicts[0].reason == "not in any passage: 300" and len(seen) == 1
+
+
+def test_a_quote_is_supported_without_a_judge_call_but_a_negation_flip_is_not():
+    from nistchat.engine.verify import quoted_by
+
+    calls = []
+
+    def judge(doc, claim):
+        calls.append(claim)
+        return False  # a small judge that says No to everything
+
+    passages = [_p("Privacy matters. By definition, DP provides mitigation against data reconstruction and "
+                   "membership inference attacks. DP does not provide guarantees against model extraction "
+                   "attacks, as this method is designed to protect the training data, not the model.")]
+    quote = "DP provides mitigation against data reconstruction and membership inference attacks [1]."
+    flipped = "DP provides guarantees against model extraction attacks."
+    joined = ("DP provides mitigation against data reconstruction and membership inference attacks, but it "
+              "does not provide guarantees against model extraction attacks.")
+    verdicts = list(verify_sentences([quote, flipped, joined], passages, judge))
+    assert [v.supported for v in verdicts] == [True, False, True]
+    assert verdicts[0].passage == 1 and verdicts[0].reason == "quotes the passage"
+    assert calls == [claim_text(flipped)]  # only the flipped claim reached the judge
+    assert quoted_by("DP is useful.", passages, [1]) is None  # too short to call a quote
+    assert quoted_by("Membership inference attacks are mitigated by encryption of the data.", passages, [1]) is None
+
+
+def test_a_sentence_naming_what_the_corpus_never_mentions_is_unsupported_without_a_judge():
+    from nistchat.engine.verify import ungrounded_verdicts
+
+    calls = []
+    passages = [_p("AI actors should document risk tolerance and revisit it when contexts change.")]
+    answer = ["The Colorado AI Act takes effect when systems are first deployed.",
+              "AI actors should document risk tolerance."]
+    flags = ungrounded_verdicts(answer, passages, "When does the Colorado AI Act take effect?", ["Colorado"])
+    assert [(v.text, v.reason) for v in flags] == [(answer[0], "the documents never mention: Colorado")]
+    assert ungrounded_verdicts(answer, passages, "When does the Colorado AI Act take effect?") == []
+    verdicts = list(verify_sentences(answer, passages, lambda d, c: calls.append(c) or True,
+                                     unknown_terms=["Colorado"]))
+    assert [v.supported for v in verdicts] == [False, True] and len(calls) <= 1
+    assert "Colorado" not in " ".join(calls)

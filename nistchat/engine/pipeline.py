@@ -33,7 +33,7 @@ class Options:
     """Pipeline knobs, read from settings.extra so a site can tune them without code changes."""
     k: int = 6
     max_tokens: int = 320
-    temperature: float = 0.1
+    temperature: float = 0.0  # greedy: the same question over the same passages gets the same answer (auditable, reproducible benchmarks)
     verify: str = "high"  # high: HIGH-risk questions (and weak retrieval, below) · always · never
     verify_weak_retrieval: bool = True  # also verify when the gate score is below the weak-retrieval line
     context_tokens: int = 1500
@@ -139,6 +139,7 @@ class _Run:
         self.risk: Risk = classify(question, self.settings)
         self.partial: list[str] = []
         self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
+        self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
 
     @property
     def strict(self) -> bool:
@@ -217,7 +218,8 @@ class _Run:
         t = time.perf_counter()
         note = ""
         if not full and not att.dont_know:  # numbers and names no passage states: flagged, no model call
-            for v in ungrounded_verdicts([s for s in sentences if s not in targets], self.passages, self.question):
+            for v in ungrounded_verdicts([s for s in sentences if s not in targets], self.passages, self.question,
+                                         self.unknown_terms):
                 att.verdicts.append(v)
                 yield Event("verdict", {**_verdict(v), "attempt": att.n})
         if targets and not att.dont_know:
@@ -225,7 +227,8 @@ class _Run:
                 verifier = self.runtime.models.get("verifier")
                 for v in verify_sentences(targets, self.passages, verifier.check,
                                           VerifyBudget.from_settings(self.settings),
-                                          question=self.question if full else ""):
+                                          question=self.question if full else "",
+                                          unknown_terms=self.unknown_terms):
                     att.verdicts.append(v)
                     yield Event("verdict", {**_verdict(v), "attempt": att.n})
                 att.verified = full
@@ -298,6 +301,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
                      refusal.vocabulary(runtime.index))
     run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
     # weak retrieval (score under the unknown-term line, i.e. the median answerable score) gets verified
+    run.unknown_terms = list(g.unknown_terms)
     run.weak_retrieval = (run.opts.verify_weak_retrieval and g.score is not None
                           and g.unknown_term_threshold is not None and g.score < g.unknown_term_threshold)
     run.trace.add("verify_policy", 0.0, [{"mode": run.opts.verify, "risk": run.risk.level,

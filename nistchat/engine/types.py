@@ -142,7 +142,7 @@ class Verdict:
     text: str
     supported: bool
     passage: int | None  # 1-based rank of the supporting passage, if any
-    reason: str = ""  # why unsupported, when a rule (not the verifier) decided
+    reason: str = ""  # the string rule that decided instead of the verifier, when one did
 
 
 EventType = Literal["sources", "token", "verdict", "retry", "final", "error"]

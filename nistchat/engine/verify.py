@@ -2,7 +2,9 @@
 
 Each checkable sentence is sent to the verifier (MiniCheck's "Document: … Claim: …" → Yes/No)
 against its cited passages first, then against the passages that share the most words with it,
-with a hard cap on the number of checks: on a CPU every check is a model call.
+with a hard cap on the number of checks: on a CPU every check is a model call. Two string checks
+come first and cost nothing: a claim whose numbers or names no passage states is unsupported, and a
+claim that quotes a passage (most of its word sequences, same negations) is supported.
 """
 from __future__ import annotations
 
@@ -195,18 +197,68 @@ def ungrounded(claim: str, passage: Passage) -> list[str]:
     return [a for a in anchors(claim) if not _present(a, haystack)]
 
 
-def ungrounded_verdicts(sentences: list[str], passages: list[Passage], question: str = "") -> list[Verdict]:
+def unknown_named(claim: str, unknown_terms: list[str]) -> list[str]:
+    """The names the corpus never mentions (refusal.unknown_terms of the question) that a claim repeats:
+    whatever it says about them, the documents cannot support it ("the Colorado AI Act takes effect ...")."""
+    low = claim.lower()
+    return [t for t in unknown_terms if re.search(rf"(?<![a-z0-9]){re.escape(t.lower())}(?![a-z0-9])", low)]
+
+
+def ungrounded_verdicts(sentences: list[str], passages: list[Passage], question: str = "",
+                        unknown_terms: list[str] | None = None) -> list[Verdict]:
     """Sentences stating a number, identifier or acronym that neither the question nor any passage
-    contains: unsupported without any model call, so it is cheap enough to run on every answer."""
+    contains, or a name the corpus never mentions: unsupported without any model call, so it is
+    cheap enough to run on every answer."""
     sources = [question.lower()] + [_haystack(p) for p in passages]
     out = []
     for sentence in sentences:
         if not is_checkable(sentence):
             continue
-        absent = stated_nowhere(anchors(claim_text(sentence)), sources)
-        if absent:
+        claim = claim_text(sentence)
+        never = unknown_named(claim, unknown_terms or [])
+        absent = stated_nowhere(anchors(claim), sources)
+        if never:
+            out.append(Verdict(sentence, False, None, f"the documents never mention: {', '.join(never)}"))
+        elif absent:
             out.append(Verdict(sentence, False, None, f"not in any passage: {', '.join(absent)}"))
     return out
+
+
+QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text
+QUOTE_MIN_TRIGRAMS = 4  # shorter claims ("It is voluntary.") always go to the judge
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
+
+
+def _trigrams(text: str) -> list[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+
+
+def _stretches(passage: Passage) -> list[str]:
+    """The passage's sentences and each pair of adjacent ones: a claim may join two sentences."""
+    sentences = split_sentences(passage.text)
+    return sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]
+
+
+def quoted_by(claim: str, passages: list[Passage], numbers: list[int]) -> int | None:
+    """The first of `numbers` (1-based) whose text the claim quotes: at least QUOTE_MIN_SHARE of the
+    claim's word trigrams in one sentence or adjacent pair, with the same negations.
+
+    Why: a small judge model answers No to near-verbatim quotes often enough to refuse supported
+    answers; a quote is supported by construction. The negation guard keeps "DP provides guarantees
+    against model extraction" from passing as a quote of "DP does not provide guarantees ...".
+    """
+    grams = _trigrams(claim)
+    if len(grams) < QUOTE_MIN_TRIGRAMS:
+        return None
+    negated = bool(_NEGATION.search(claim))
+    for n in numbers:
+        for stretch in _stretches(passages[n - 1]):
+            have = set(_trigrams(stretch))
+            share = sum(g in have for g in grams) / len(grams)
+            if share >= QUOTE_MIN_SHARE and bool(_NEGATION.search(stretch)) == negated:
+                return n
+    return None
 
 
 def document_for(passage: Passage, limit_chars: int) -> str:
@@ -243,10 +295,12 @@ def short_answer_claim(sentences: list[str], question: str) -> str | None:
 
 
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
-                     budget: VerifyBudget | None = None, question: str = "") -> Iterator[Verdict]:
+                     budget: VerifyBudget | None = None, question: str = "",
+                     unknown_terms: list[str] | None = None) -> Iterator[Verdict]:
     """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
     (never assumed true). `check(document, claim)` is the verifier. With `question`, an answer with no
-    checkable sentence is checked as one question+answer claim."""
+    checkable sentence is checked as one question+answer claim. A sentence naming one of
+    `unknown_terms` (names the corpus never mentions) is unsupported without a check."""
     budget = budget or VerifyBudget()
     used = 0
     short = short_answer_claim(sentences, question)
@@ -257,6 +311,10 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
             continue
         claim = short or claim_text(sentence)
         stated = claim.split(" Answer: ", 1)[-1] if short else claim  # the question's own anchors are given
+        never = unknown_named(stated, unknown_terms or [])
+        if never:
+            yield Verdict(sentence, False, None, f"the documents never mention: {', '.join(never)}")
+            continue
         supported_by, reason = None, ""
         # a passage that lacks the claim's numbers or names cannot support it: the string check is
         # free, so it runs over every passage and the judge's budget goes to the ones that remain
@@ -265,6 +323,10 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
         if not grounded:
             absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
             reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
+        quoted = None if short else quoted_by(claim, passages, grounded)
+        if quoted is not None:
+            yield Verdict(sentence, True, quoted, "quotes the passage")
+            continue
         for n in grounded[:budget.per_sentence]:
             if used >= budget.max_checks:
                 break
