@@ -17,6 +17,7 @@ from . import fusion
 from .catalog import Catalog
 from .expand import ExpandConfig, count_tokens, expand
 from .query import Query, prepare
+from .expansion import ExpansionConfig, TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
 from .rescore import RULE as BLEND_RULE, BlendConfig, blend
@@ -32,6 +33,7 @@ class RetrievalConfig:
     bm25_depth: int = 50  # children taken from BM25
     rrf_k: int = fusion.DEFAULT_K
     weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0})
+    expansion: dict = field(default_factory=dict)  # ExpansionConfig overrides (enabled, min_cos, max_df, ...)
     refs_window: int = 10  # fused candidates whose "see Table N" references are followed (0: off)
     exact_depth: int = 20  # children holding a query identifier verbatim (a third RRF list)
     acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
@@ -57,7 +59,15 @@ class RetrievalConfig:
             raise ValueError(f"unknown retrieval setting(s): {', '.join(unknown)}")
         config = cls(**extra)
         config.blend_config()  # fail at start-up, not on the first question
+        config.expansion_config()
         return config
+
+    def expansion_config(self) -> ExpansionConfig:
+        known = {f.name for f in fields(ExpansionConfig)}
+        unknown = sorted(set(self.expansion) - known)
+        if unknown:
+            raise ValueError(f"unknown retrieval.expansion setting(s): {', '.join(unknown)}")
+        return ExpansionConfig(**self.expansion)
 
     def blend_config(self) -> BlendConfig:
         if self.fallback not in ("blend", "fused"):
@@ -90,12 +100,13 @@ class FastBM25:
         self.postings = {t: (np.asarray(rows[t], dtype=np.int64),
                              np.asarray(tfs[t], dtype=np.float64) * (bm25.idf.get(t) or 0.0)) for t in rows}
 
-    def scores(self, tokens: list[str]) -> np.ndarray:
+    def scores(self, tokens: list[str], extra: list[tuple[str, float]] = ()) -> np.ndarray:
+        """BM25 of `tokens`, plus each (term, weight) of `extra` counted at that weight (expansion)."""
         out = np.zeros(self.n, dtype=np.float64)
-        for tok in tokens:  # repeated query tokens count again, as in BM25Okapi.get_scores
+        for tok, weight in [(t, 1.0) for t in tokens] + list(extra):  # repeated tokens count again, as in BM25Okapi
             post = self.postings.get(tok)
             if post is not None:
-                np.add.at(out, post[0], post[1])
+                np.add.at(out, post[0], post[1] * weight)
         return out
 
 
@@ -127,6 +138,7 @@ class Retriever:
         self._lower = [c.text.lower() for c in self.children]
         self._patterns: dict = {}
         self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
+        self._neighbours = None  # TermNeighbours, built on the first hybrid query (embeds the vocabulary)
         self.captions = CaptionIndex(index.parents)
         self.first_child: dict[str, str] = {}
         for c in self.children:
@@ -141,11 +153,12 @@ class Retriever:
         scores, rows = self.index.dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), depth)
         return [(self.children[int(r)].id, float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
 
-    def _bm25(self, tokens: list[str], depth: int) -> tuple[list[tuple[str, float]], np.ndarray | None]:
+    def _bm25(self, tokens: list[str], depth: int, extra: list[tuple[str, float]] = ()
+              ) -> tuple[list[tuple[str, float]], np.ndarray | None]:
         """Top `depth` children by BM25, and the full score array (the exact list breaks ties with it)."""
         if self.fast_bm25 is None or not tokens:
             return [], None
-        scores = self.fast_bm25.scores(tokens)
+        scores = self.fast_bm25.scores(tokens, extra)
         return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)], scores
 
     def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None,
@@ -180,6 +193,15 @@ class Retriever:
         if docs:
             ranked = [(cid, s) for cid, s in ranked if self.doc_of.get(cid) in docs]
         return ranked[:depth]
+
+    def _neighbours_for(self, embedder) -> TermNeighbours | None:
+        """The vocabulary's nearest-term finder (expansion.py), built on first use (embeds ~4k words once)."""
+        cfg = self.config.expansion_config()
+        if not cfg.enabled or self.fast_bm25 is None:
+            return None
+        if self._neighbours is None:
+            self._neighbours = TermNeighbours(self.fast_bm25.postings, self.fast_bm25.n, embedder, cfg)
+        return self._neighbours
 
     def _references(self, candidates: list[Candidate]) -> list[tuple[str, float]]:
         """First children of the captioned tables/figures the candidates refer to ("see Table 1"),
@@ -244,6 +266,8 @@ class Retriever:
             embedder = self.models.get("embedder")
             if not self._warm:  # torch's first forward pass is ~0.5 s of one-off set-up
                 embedder.embed(["warm-up"])
+                if mode == "hybrid":
+                    self._neighbours_for(embedder)  # embeds the vocabulary once
                 self._warm = True
                 trace.notes.append(f"embedder loaded and warmed in {(time.perf_counter() - t) * 1000:.0f} ms "
                                    f"(not counted in timings)")
@@ -258,7 +282,12 @@ class Retriever:
         dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
-            vector = embedder.embed([query.search_text])
+            neighbours = self._neighbours_for(embedder) if mode == "hybrid" else None
+            pending = neighbours.pending(self.tokenize(query.search_text)) if neighbours else []
+            vectors = embedder.embed([query.search_text] + pending)
+            if pending:
+                neighbours.learn(pending, vectors[1:])
+            vector = vectors[:1]
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()
@@ -271,11 +300,14 @@ class Retriever:
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
             tokens = self.tokenize(query.search_text)
-            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * (4 if named else 1))
+            neighbours = self._neighbours if mode == "hybrid" and self.config.expansion_config().enabled else None
+            extra = neighbours.expand(tokens) if neighbours else []
+            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * (4 if named else 1), extra)
             sparse = self._scoped(sparse, named, cfg.bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
-                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
+                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}"
+                      + (f"; expanded with {[(t, round(w, 2)) for t, w in extra]}" if extra else ""))
 
         t = time.perf_counter()
         if mode == "hybrid":
@@ -343,4 +375,6 @@ class Retriever:
         clone = object.__new__(Retriever)
         clone.__dict__.update(self.__dict__)
         clone.config = replace(self.config, **changes)
+        if "expansion" in changes:
+            clone._neighbours = None
         return clone
