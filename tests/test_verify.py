@@ -148,11 +148,19 @@ def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
     from nistchat.engine.verify import restates_question
     q = "Which clause of ISO/IEC 42001 contains the requirement to perform an AI system impact assessment?"
     assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment.", q)
+    assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment in "
+                             "clause R: AI system impact assessment.", q)
     assert not restates_question("Clause 6.1.4 of ISO/IEC 42001 requires an AI system impact assessment.", q)
     q2 = "What are the four functions of the AI RMF Core?"
     assert not restates_question("Govern, Map, Measure, Manage.", q2)
     assert not restates_question("The four functions are GOVERN, MAP, MEASURE and MANAGE [1].", q2)
     assert not restates_question("Yes.", "Does the AI RMF apply to all sectors?")  # too short to judge
+    q3 = "Why isn't lab testing before launch enough to know how an AI product will behave with real customers?"
+    assert restates_question("Lab testing before launch is not enough to know how an AI product will behave "
+                             "with real customers because [1].", q3)  # filler and a citation are no answer
+    q4 = "Which attacker objective appears in addition to availability, integrity and privacy?"
+    assert not restates_question("The objective that appears in addition to availability, integrity, and "
+                                 "privacy is abuse.", q4)  # one new word, and it is the answer
     yes_no = "Would training a model with differential privacy stop an attacker from stealing the model?"
     assert not restates_question("No, training a model with differential privacy does not stop an attacker "
                                  "from stealing the model.", yes_no)

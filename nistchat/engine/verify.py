@@ -122,14 +122,23 @@ _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|sh
                      re.IGNORECASE)
 
 
+# Words a draft adds around an echo without saying anything ("... is the answer given in the context").
+_FILLER = set("""because since answer answers context passage passages provided mentioned information following
+according based stated states described given document documents text source sources""".split())
+
+
 def restates_question(text: str, question: str) -> bool:
-    """The draft only echoes the question ("ISO/IEC 42001 contains the requirement to perform …"):
-    at most one content word the question did not already have. Small readers do this when the
-    context lacks the answer; it is a non-answer, however fluent."""
+    """The draft only echoes the question ("ISO/IEC 42001 contains the requirement to perform …",
+    "Lab testing is not enough because [1]."): no content word beyond the question's own and filler.
+    Small readers do this when the context lacks the answer; it is a non-answer, however fluent.
+    One new word is enough to be an answer: "The objective added to availability, integrity and
+    privacy is abuse." """
     if not question or _YES_NO.match(question):
         return False  # to a yes/no question, restating it with a polarity *is* the answer
     said = _content_words(claim_text(text))
-    return len(said) >= 4 and len(said - _content_words(question)) <= 1
+    new = {w for w in said - _content_words(question) - _FILLER
+           if len(w) > 1 or w.isdigit()}  # a lone letter ("clause R") says nothing
+    return len(said) >= 4 and not new
 
 
 def is_checkable(sentence: str) -> bool:
