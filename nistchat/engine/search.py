@@ -8,6 +8,7 @@ overridable under `[extra.retrieval]` in instance/config.toml), never per-questi
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass, field, fields, replace
 
@@ -119,7 +120,8 @@ def _top(scores: np.ndarray, depth: int) -> list[int]:
 
 
 class Retriever:
-    """One per process (Runtime holds it); stateless per call, so safe to share across threads."""
+    """One per process (Runtime holds it); stateless per call, so safe to share across threads (the
+    expansion vocabulary is built once under a lock; its per-word cache only ever gains entries)."""
 
     def __init__(self, index, models, settings, config: RetrievalConfig | None = None):
         from .index import bm25_tokenize
@@ -139,6 +141,7 @@ class Retriever:
         self._patterns: dict = {}
         self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
         self._neighbours = None  # TermNeighbours, built on the first hybrid query (embeds the vocabulary)
+        self._build_lock = threading.Lock()
         self.captions = CaptionIndex(index.parents)
         self.first_child: dict[str, str] = {}
         for c in self.children:
@@ -199,8 +202,9 @@ class Retriever:
         cfg = self.config.expansion_config()
         if not cfg.enabled or self.fast_bm25 is None:
             return None
-        if self._neighbours is None:
-            self._neighbours = TermNeighbours(self.fast_bm25.postings, self.fast_bm25.n, embedder, cfg)
+        with self._build_lock:
+            if self._neighbours is None:
+                self._neighbours = TermNeighbours(self.fast_bm25.postings, self.fast_bm25.n, embedder, cfg)
         return self._neighbours
 
     def _references(self, candidates: list[Candidate]) -> list[tuple[str, float]]:
