@@ -45,12 +45,13 @@ _DEFINITION_ASK = re.compile(
     r"\b(stands?\s+for|abbreviat\w*|acronyms?|initialisms?|short\s+for|spelled\s+out|refers?\s+to|"
     r"expan(?:d|ds|sion)|mean(?:s|ing)?)\b|^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?[A-Z][A-Z0-9-]*[A-Z]s?\b",
     re.IGNORECASE)
-_NUMBER_WORDS = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
+# Numbers written as words, by value (NUMBER_WORDS[6] == "six"); verify.py reads the same table.
+NUMBER_WORDS = tuple("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                     "fifteen sixteen seventeen eighteen nineteen twenty".split())
+_NUMBER_VALUE = {w: i for i, w in enumerate(NUMBER_WORDS)}
 # "the six kinds", "12 risks", "three categories": a small count followed by a word, not part of an id
 # ("800-4", "1.2") or a year.
-_COUNT = re.compile(r"(?<![\w.-])(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")(?![\w.-])\s+[A-Za-z]", re.IGNORECASE)
+_COUNT = re.compile(r"(?<![\w.-])(\d{1,2}|" + "|".join(NUMBER_WORDS) + r")(?![\w.-])\s+[A-Za-z]", re.IGNORECASE)
 FOLLOW_UP_MAX_CONTENT_WORDS = 3  # a question with more topic words than this stands on its own
 
 
@@ -95,6 +96,13 @@ def identifiers(text: str) -> list[str]:
     return out
 
 
+def identifier_regex(ident: str) -> re.Pattern:
+    """An identifier found verbatim: any run of spaces where it has one, not inside a longer id
+    ("GOVERN 1.2" matches neither "GOVERN 1.2.3" nor "GOVERN 1.20"). Case-insensitive."""
+    body = r"\s+".join(re.escape(word) for word in ident.split())
+    return re.compile(rf"(?<![\w.-]){body}(?![\w-]|\.\d)", re.IGNORECASE)
+
+
 def framework_ids(text: str) -> list[str]:
     """The framework identifiers a text names (GOVERN 1.2, PW.4.3, MP-5.1-005): no acronyms, no bare numbers."""
     return [i for i in identifiers(text) if any(p.fullmatch(i) for p in (_FUNCTION_ID, _ACTION_ID, _DOTTED_ID))]
@@ -117,7 +125,7 @@ def stated_count(text: str) -> int | None:
     """The item count a question names ("the six kinds" -> 6), if any (2..30)."""
     for m in _COUNT.finditer(text):
         word = m.group(1).lower()
-        n = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+        n = int(word) if word.isdigit() else _NUMBER_VALUE[word]
         if 2 <= n <= 30:
             return n
     return None

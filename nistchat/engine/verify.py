@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from .query import NUMBER_WORDS
 from .types import Passage, Verdict
 
 # Words whose trailing period never ends a sentence (lower-cased, with their periods).
@@ -168,8 +169,6 @@ def candidate_passages(sentence: str, passages: list[Passage], per_sentence: int
 
 
 _ANCHOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9./:-]*")
-_NUMBER_WORDS = dict(enumerate(("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()))
 
 
 def anchors(claim: str) -> list[str]:
@@ -186,7 +185,7 @@ def anchors(claim: str) -> list[str]:
 
 def _present(anchor: str, haystack: str) -> bool:
     a = anchor.lower()
-    if a.isdigit() and int(a) in _NUMBER_WORDS and re.search(rf"\b{_NUMBER_WORDS[int(a)]}\b", haystack):
+    if a.isdigit() and int(a) < len(NUMBER_WORDS) and re.search(rf"\b{NUMBER_WORDS[int(a)]}\b", haystack):
         return True
     return re.search(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])", haystack) is not None
 
@@ -202,15 +201,14 @@ def stated_nowhere(claim_anchors: list[str], haystacks: list[str]) -> list[str]:
 
 def ungrounded(claim: str, passage: Passage) -> list[str]:
     """Anchors of the claim that the passage (with its document id, title and section) never states."""
-    haystack = _haystack(passage)
-    return [a for a in anchors(claim) if not _present(a, haystack)]
+    return stated_nowhere(anchors(claim), [_haystack(passage)])
 
 
 def unknown_named(claim: str, unknown_terms: list[str]) -> list[str]:
     """The names the corpus never mentions (refusal.unknown_terms of the question) that a claim repeats:
     whatever it says about them, the documents cannot support it ("the Colorado AI Act takes effect ...")."""
     low = claim.lower()
-    return [t for t in unknown_terms if re.search(rf"(?<![a-z0-9]){re.escape(t.lower())}(?![a-z0-9])", low)]
+    return [t for t in unknown_terms if _present(t, low)]
 
 
 def ungrounded_verdicts(sentences: list[str], passages: list[Passage], question: str = "",
