@@ -104,15 +104,14 @@ _KINDS = {f.name: f.type for f in dataclasses.fields(Settings)}
 
 
 def _coerce(name: str, value, base: Path):
-    kinds = _KINDS
-    if name not in kinds:
+    if name not in _KINDS:
         raise ConfigError(f"unknown setting {name!r}")
     if name in _PATH_FIELDS:
         if value in (None, ""):
             return None
         p = Path(value).expanduser()
         return p if p.is_absolute() else (base / p).resolve()
-    kind = kinds[name]
+    kind = _KINDS[name]
     try:
         if kind == "int":
             return int(value)

@@ -33,7 +33,7 @@ class Options:
     """Pipeline knobs, read from settings.extra so a site can tune them without code changes."""
     k: int = 6
     max_tokens: int = 320
-    temperature: float = 0.0  # greedy: the same question over the same passages gets the same answer (auditable, reproducible benchmarks)
+    temperature: float = 0.0  # greedy: same question and passages, same answer (auditable, reproducible)
     verify: str = "high"  # high: HIGH-risk questions (and weak retrieval, below) · always · never
     verify_weak_retrieval: bool = True  # also verify when the gate score is below the weak-retrieval line
     context_tokens: int = 1500

@@ -17,7 +17,7 @@ import numpy as np
 from . import fusion
 from .catalog import Catalog
 from .expand import ExpandConfig, count_tokens, expand
-from .query import Query, prepare
+from .query import Query, identifier_regex, prepare
 from .expansion import ExpansionConfig, TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
@@ -25,6 +25,7 @@ from .rescore import RULE as BLEND_RULE, BlendConfig, blend
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
+SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
 TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")
 
 
@@ -51,33 +52,36 @@ class RetrievalConfig:
     whole_lists: bool = True  # list questions: list/table passages kept whole within half the budget
     trace_depth: int = 30  # candidates per stage kept in the trace
 
+    built_expansion: ExpansionConfig = field(init=False, repr=False, compare=False)
+    built_blend: BlendConfig = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        """Build and check the nested settings once: a typo fails at start-up, not on the first
+        question, and no query rebuilds them."""
+        if self.fallback not in ("blend", "fused"):
+            raise ValueError(f"retrieval fallback must be 'blend' or 'fused', got {self.fallback!r}")
+        self.built_expansion = _with_overrides(ExpansionConfig, self.expansion, "retrieval.expansion")
+        self.built_blend = _with_overrides(BlendConfig, self.blend, "retrieval.blend")
+
     @classmethod
     def from_settings(cls, settings) -> "RetrievalConfig":
         extra = dict((getattr(settings, "extra", None) or {}).get("retrieval", {}) or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(extra) - known)
-        if unknown:
-            raise ValueError(f"unknown retrieval setting(s): {', '.join(unknown)}")
-        config = cls(**extra)
-        config.blend_config()  # fail at start-up, not on the first question
-        config.expansion_config()
-        return config
+        return _with_overrides(cls, extra, "retrieval")
 
     def expansion_config(self) -> ExpansionConfig:
-        known = {f.name for f in fields(ExpansionConfig)}
-        unknown = sorted(set(self.expansion) - known)
-        if unknown:
-            raise ValueError(f"unknown retrieval.expansion setting(s): {', '.join(unknown)}")
-        return ExpansionConfig(**self.expansion)
+        return self.built_expansion
 
     def blend_config(self) -> BlendConfig:
-        if self.fallback not in ("blend", "fused"):
-            raise ValueError(f"retrieval fallback must be 'blend' or 'fused', got {self.fallback!r}")
-        known = {f.name for f in fields(BlendConfig)}
-        unknown = sorted(set(self.blend) - known)
-        if unknown:
-            raise ValueError(f"unknown retrieval.blend setting(s): {', '.join(unknown)}")
-        return BlendConfig(**self.blend)
+        return self.built_blend
+
+
+def _with_overrides(kind, overrides: dict, label: str):
+    """`kind(**overrides)`, refusing keys it does not know with a message naming the setting."""
+    known = {f.name for f in fields(kind) if f.init}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"unknown {label} setting(s): {', '.join(unknown)}")
+    return kind(**overrides)
 
 
 class FastBM25:
@@ -233,10 +237,10 @@ class Retriever:
             return self._patterns[(ident, definition)]
         low = ident.lower()
         parts = low.split()
-        body = re.escape(low).replace(r"\ ", r"\s+")
         if any(ch.isdigit() for ch in ident):
-            result = (parts, re.compile(rf"(?<![\w.-]){body}(?![\w-]|\.\d)"))
+            result = (parts, identifier_regex(ident))
         else:
+            body = re.escape(low).replace(r"\ ", r"\s+")
             word = re.compile(rf"(?<![\w-]){body}(?![\w-])")
             df = sum(1 for t in self._lower if low in t and word.search(t)) / max(1, len(self._lower))
             limit = self.config.definition_max_df if definition else self.config.acronym_max_df
@@ -279,15 +283,17 @@ class Retriever:
 
         query: Query = prepare(question, history)
         named = self.catalog.named(query.search_text) if cfg.scope_named_docs else []
+        over = SCOPE_OVERFETCH if named else 1  # scoping filters the lists: fetch deeper first
         trace.add("query", 0.0, [{**query.to_dict(), "documents": named}], query.note)
         if query.rewritten:
             trace.notes.append(query.note)
+        tokens = self.tokenize(query.search_text)
+        neighbours = self._neighbours_for(embedder) if mode == "hybrid" else None
 
         dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
-            neighbours = self._neighbours_for(embedder) if mode == "hybrid" else None
-            pending = neighbours.pending(self.tokenize(query.search_text)) if neighbours else []
+            pending = neighbours.pending(tokens) if neighbours else []
             vectors = embedder.embed([query.search_text] + pending)
             if pending:
                 neighbours.learn(pending, vectors[1:])
@@ -295,7 +301,7 @@ class Retriever:
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()
-            dense = self._scoped(self._dense(vector[0], cfg.dense_depth * (4 if named else 1)), named, cfg.dense_depth)
+            dense = self._scoped(self._dense(vector[0], cfg.dense_depth * over), named, cfg.dense_depth)
             timings["dense"] = (time.perf_counter() - t) * 1000
             trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {cfg.dense_depth}")
 
@@ -303,10 +309,8 @@ class Retriever:
         bm25_scores = None
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            tokens = self.tokenize(query.search_text)
-            neighbours = self._neighbours if mode == "hybrid" and self.config.expansion_config().enabled else None
             extra = neighbours.expand(tokens) if neighbours else []
-            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * (4 if named else 1), extra)
+            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * over, extra)
             sparse = self._scoped(sparse, named, cfg.bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
