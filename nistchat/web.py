@@ -51,10 +51,15 @@ ERROR_KINDS = {400: "bad_input", 403: "forbidden", 404: "not_found", 405: "bad_m
                429: "rate_limited", 500: "internal"}
 
 
+def api_error(status: int, kind: str, message: str):
+    """The API's error body: the same shape as the engine's error event."""
+    return jsonify({"type": "error", "kind": kind, "message": message}), status
+
+
 def render_error(message: str, status: int, title: str = "Something went wrong"):
     """The error as the caller reads it: JSON for the API's scripts, a partial for htmx, else a page."""
     if request.path.startswith("/api/"):
-        return jsonify({"type": "error", "kind": ERROR_KINDS.get(status, "error"), "message": message}), status
+        return api_error(status, ERROR_KINDS.get(status, "error"), message)
     template = "_error.html" if is_htmx() else "error.html"
     return render_template(template, title=title, message=message, status=status), status
 

@@ -15,7 +15,7 @@ from ..history.routes import history_page
 from ..logs.export import BadRange, date_range, jsonl, records
 from ..logs.routes import log_scope
 from ..topics.questions import find_topic, load
-from ..web import HIGHLIGHT_END, HIGHLIGHT_START
+from ..web import HIGHLIGHT_END, HIGHLIGHT_START, api_error
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -25,24 +25,20 @@ def plain(highlighted: str) -> str:
     return highlighted.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "")
 
 
-def problem(status: int, kind: str, message: str):
-    return jsonify({"type": "error", "kind": kind, "message": message}), status
-
-
 @bp.post("/ask")
 @ask_rate_limit
 def ask():
     if not request.is_json:
-        return problem(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
+        return api_error(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or not isinstance(body.get("question", ""), str) \
             or not isinstance(body.get("conversation_id") or "", str):
-        return problem(400, "bad_input", "The body must be a JSON object with a \"question\" string "
+        return api_error(400, "bad_input", "The body must be a JSON object with a \"question\" string "
                                          "(and optionally a \"conversation_id\" string).")
     text = body.get("question", "")
     reason = check_question(text)
     if reason:
-        return problem(400, "bad_input", reason)
+        return api_error(400, "bad_input", reason)
     conversation = visible_conversation(body.get("conversation_id")) if body.get("conversation_id") else None
     topic = None
     if body.get("topic"):
@@ -85,5 +81,5 @@ def logs():
     try:
         first, last = date_range(request.args.get("from"), request.args.get("to"))
     except BadRange as exc:
-        return problem(400, "bad_input", str(exc))
+        return api_error(400, "bad_input", str(exc))
     return Response(stream_with_context(jsonl(records(first, last, owner))), mimetype="application/x-ndjson")
