@@ -67,6 +67,24 @@ def test_table_segment_pulls_its_siblings_in_document_order():
     assert [p.id for p in off] == ["t2", "p", "t3"] and "r1" not in off[0].text
 
 
+def test_a_lead_in_ending_with_a_colon_brings_the_list_it_announces():
+    parents = {
+        "lead": P("lead", "The report sorts monitoring into six categories:", next_id="items"),
+        "items": P("items", "- functionality\n- security", kind="list", prev_id="lead", next_id="after"),
+        "after": P("after", "- unrelated list", kind="list", prev_id="items"),
+        "end": P("end", "A sentence that ends with a full stop.", next_id="other"),
+        "other": P("other", "- a list in another section", kind="list", section=("Doc", "Next"), prev_id="end"),
+    }
+    passages, slots, _ = expand([C("c1", "lead", 0.9), C("c2", "end", 0.8)], parents, "q", ExpandConfig(k=6))
+    assert [pc.parent.id for pc in slots[0].pieces] == ["lead", "items"]
+    assert "security" in passages[0].text and "unrelated" not in passages[0].text
+    assert [pc.parent.id for pc in slots[1].pieces] == ["end"]  # no colon, and the list is in another section
+    later, slots, _ = expand([C("c1", "lead", 0.9), C("c3", "items", 0.5)], parents, "q", ExpandConfig(k=6))
+    assert len(later) == 1 and slots[0].hits == ["c1", "c3"]  # a hit on the announced list joins the lead-in
+    off, _, _ = expand([C("c1", "lead", 0.9)], parents, "q", ExpandConfig(k=6, pull_announced=False))
+    assert "security" not in off[0].text
+
+
 def test_budget_is_respected_and_small_passages_stay_whole():
     long_text = " ".join(f"Sentence number {i} talks about filler material." for i in range(200))
     parents = {"big": P("big", long_text), "small": P("small", "Short and complete.", section=("Doc", "B"))}

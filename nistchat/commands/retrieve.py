@@ -118,7 +118,7 @@ def diagnose(question: str, k: int, mode: str, top: int) -> None:
         echo(f"       hits: {', '.join(it['hits'])}   tokens: {it['tokens']}{' (trimmed)' if it['trimmed'] else ''}")
         pulled = [p for p in it["pieces"] if p != it["parent"]]
         if pulled:
-            echo(f"       pulled table segments: {', '.join(pulled)}")
+            echo(f"       also in this passage (table segments, split prose, announced list): {', '.join(pulled)}")
         echo(f"       prev: {it['prev']}  next: {it['next']}  neighbours: {', '.join(it['neighbours']) or '-'}")
     total = sum(count_tokens(p.text) for p in result.passages)
     header(9, f"assembled context: {len(result.passages)} passages, ~{total} tokens "
