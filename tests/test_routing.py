@@ -41,6 +41,10 @@ def test_question_shape():
     assert stated_count("What does MEASURE 2.11 say in AI 800-4?") is None  # ids and numbers are not counts
     assert stated_count("name the 12 risks") == 12
     assert stated_count("in 2024 there were 3 workshops") == 3
+    for name in ("Which SOC 2 Trust Services Criteria apply?", "What does GDPR Article 22 give people?",
+                 "Which item of the OWASP Top 10 for LLMs is it?"):
+        assert stated_count(name) is None, name  # a number after a mid-sentence name is part of it
+    assert stated_count("List 10 risks") == 10
 
 
 def P(pid, text, kind="prose", doc="D"):
@@ -145,6 +149,22 @@ def test_a_passage_referring_to_a_table_brings_the_table_into_the_fusion(runtime
     assert "refs" in fused[table_1]["ranks"]
     off = runtime.retriever.with_config(refs_window=0).retrieve(question)
     assert off.trace.stage("refs").items == []
+
+
+def test_a_list_question_naming_a_count_lifts_lists_of_that_many_items(runtime):
+    question = ("What are the six kinds of post-deployment monitoring that NIST's report on monitoring "
+                "deployed AI systems uses to organise the field?")
+    r = runtime.retrieve(question)
+    table_1 = next(p for p in runtime.index.parents.values()
+                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
+    counted = [it["parent"] for it in r.trace.stage("count").items]
+    assert table_1.id in counted and item_count(table_1) == 6
+    assert all(item_count(runtime.index.parents[pid]) == 6 for pid in counted)
+    assert table_1.id in [p.id for p in r.passages]
+    off = runtime.retriever.with_config(count_window=0).retrieve(question)
+    assert off.trace.stage("count").items == [] and table_1.id not in [p.id for p in off.passages]
+    plain = runtime.retrieve("Why does post-deployment monitoring matter?")  # no count: no such list
+    assert plain.trace.stage("count").items == []
 
 
 class WordVectors:

@@ -46,7 +46,7 @@ def test_contract(retriever, runtime):
         assert (p.doc, p.title, p.section, p.kind, p.page) == \
             (parent.doc, parent.title, parent.section, parent.kind, parent.page)
         assert p.text.strip()
-    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "exact", "refs", "fuse", "rerank", "caps", "expand"]
+    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "exact", "refs", "count", "fuse", "rerank", "caps", "expand"]
     assert r.trace.stage("dense").items[0]["score"] >= r.trace.stage("dense").items[-1]["score"]
     d = r.to_dict()
     assert set(d) == {"question", "passages", "trace", "timings_ms"}

@@ -125,6 +125,9 @@ def stated_count(text: str) -> int | None:
     """The item count a question names ("the six kinds" -> 6), if any (2..30)."""
     for m in _COUNT.finditer(text):
         word = m.group(1).lower()
+        before = text[: m.start()].split()
+        if word.isdigit() and len(before) > 1 and before[-1][:1].isupper():
+            continue  # a number after a mid-sentence name is part of it: "SOC 2", "Article 22", "Top 10"
         n = int(word) if word.isdigit() else _NUMBER_VALUE[word]
         if 2 <= n <= 30:
             return n
