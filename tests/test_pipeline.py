@@ -57,14 +57,17 @@ class UnsupportedFirstDraftReader:
             yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
 
 
-class ScriptedCitationReader:
-    """TEST DOUBLE: answers with one fixed sentence that cites a passage number that was never shown."""
+class ScriptedReader:
+    """TEST DOUBLE: answers with a fixed text, streamed in small pieces."""
 
-    name = "scripted (bad citation)"
-    TEXT = "TEVV stands for test, evaluation, verification, and validation [9]."
+    def __init__(self, text, why):
+        self.text, self.name = text, f"scripted ({why})"
 
     def stream(self, messages, *, max_tokens=512, temperature=0.1):
-        yield from (self.TEXT[i:i + 5] for i in range(0, len(self.TEXT), 5))
+        yield from (self.text[i:i + 5] for i in range(0, len(self.text), 5))
+
+
+BAD_CITATION = "TEVV stands for test, evaluation, verification, and validation [9]."
 
 
 class StopsMidAnswerReader:
@@ -138,18 +141,34 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
 
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
-    use_reader(monkeypatch, rt, ScriptedCitationReader())
+    use_reader(monkeypatch, rt, ScriptedReader(BAD_CITATION, "cites a passage never shown"))
     monkeypatch.setitem(rt.settings.extra, "verify", "never")  # only the bad-citation sentence is checked
     events, types = run(rt, "Tell me about TEVV in the AI RMF.")
     final = events[-1].data
     n = len(events[0].data["passages"])
     assert "[9]" not in final["answer"]
-    assert "".join(e.data["text"] for e in events if e.type == "token") == ScriptedCitationReader.TEXT
+    assert "".join(e.data["text"] for e in events if e.type == "token") == BAD_CITATION
     fix = final["attempts"][0]
     assert fix["citations_dropped"] == [9] or [bad for bad, _ in fix["citations_mapped"]] == [9]
     for bad, good in fix["citations_mapped"]:
         assert 1 <= good <= n and f"[{good}]" in final["answer"]
     assert final["verified"] is False and len(final["sentences"]) == 1
+
+
+def test_a_list_of_another_length_than_the_question_asks_for_is_flagged(rt, monkeypatch):
+    three = ("The four functions of the AI RMF Core are:\n- GOVERN: a culture of risk management.\n"
+             "- MAP: context is recognized.\n- MEASURE: risks are assessed.")
+    monkeypatch.setitem(rt.settings.extra, "verify", "never")  # no judge calls: only the string rules run
+    question = "What are the four functions of the AI RMF Core?"
+    use_reader(monkeypatch, rt, ScriptedReader(three, "lists three of four"))
+    final = run(rt, question)[0][-1].data
+    assert not final["refused"] and final["flagged"]
+    marked = [s for s in final["sentences"] if not s["supported"]]
+    assert [s["text"] for s in marked] == ["The four functions of the AI RMF Core are:"]
+    assert "asks for 4 items; the answer lists 3" in marked[0]["reason"]
+    use_reader(monkeypatch, rt, ScriptedReader(three + "\n- MANAGE: risks are prioritized.", "lists all four"))
+    final = run(rt, question)[0][-1].data
+    assert not final["flagged"] and not any(not s["supported"] for s in final["sentences"])
 
 
 def test_direct_answer_bypasses_retrieval_and_reader(rt, monkeypatch):

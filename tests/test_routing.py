@@ -6,7 +6,8 @@ import pytest
 from nistchat.engine.catalog import Catalog, number_of
 from nistchat.engine.expand import ExpandConfig, count_tokens, expand
 from nistchat.engine.query import prepare, stated_count
-from nistchat.engine.rescore import BlendConfig, blend, item_count, normalised, states_number
+from nistchat.engine.rescore import BlendConfig, blend, normalised
+from nistchat.engine.shape import item_count, states_number
 from nistchat.engine.search import RetrievalConfig
 from nistchat.engine.types import Candidate, Parent
 

@@ -3,8 +3,8 @@ so these run without a model; the real judge is exercised in test_pipeline.py)."
 import pytest
 
 from nistchat.engine.types import Passage, Verdict
-from nistchat.engine.verify import (VerifyBudget, candidate_passages, citations, claim_text, is_checkable,
-                                    says_dont_know, should_retry, split_sentences, support_score,
+from nistchat.engine.verify import (VerifyBudget, candidate_passages, citations, claim_text, count_mismatch,
+                                    is_checkable, says_dont_know, should_retry, split_sentences, support_score,
                                     verify_sentences)
 
 
@@ -223,3 +223,16 @@ def test_a_sentence_naming_what_the_corpus_never_mentions_is_unsupported_without
                                      unknown_terms=["Colorado"]))
     assert [v.supported for v in verdicts] == [False, True] and len(calls) <= 1
     assert "Colorado" not in " ".join(calls)
+
+
+def test_a_list_answer_of_another_length_than_asked_is_flagged_on_its_lead_in():
+    answer = ("The four tiers are:\n1. Urgently needed [1].\n2. Needed, with more research [1].\n"
+              "3. Needed, with foundational work [2].")
+    v = count_mismatch(answer, 4)
+    assert v is not None and not v.supported and v.text == "The four tiers are:"
+    assert v.reason == "the question asks for 4 items; the answer lists 3" and v.text in split_sentences(answer)
+    assert count_mismatch(answer, 3) is None and count_mismatch(answer, None) is None
+    nested = "Two kinds:\n- Competing objectives, e.g.\n  - prefix injection\n  - refusal suppression\n- Mismatched generalization"
+    assert count_mismatch(nested, 2) is None  # indented sub-points are not items
+    assert count_mismatch("Prose that names one item only.", 4) is None  # no list, nothing to count
+    assert count_mismatch("- only\n- two items", 5).text == "- only"  # no lead-in: the first item carries it

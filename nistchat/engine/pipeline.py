@@ -16,11 +16,12 @@ from . import citations, refusal
 from .backends.base import BackendError
 from .generate import stream_answer
 from .prompt import build_messages, estimate_tokens, fit_passages
+from .query import prepare
 from .risk import Risk, classify
 from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
-from .verify import (VerifyBudget, says_dont_know, should_retry, split_sentences, support_counts,
-                     restates_question, support_score, ungrounded_verdicts, verify_sentences)
+from .verify import (VerifyBudget, count_mismatch, restates_question, says_dont_know, should_retry,
+                     split_sentences, support_counts, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,8 @@ class _Run:
         self.partial: list[str] = []
         self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
         self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
+        shape = prepare(question)
+        self.count = shape.count if shape.wants_list else None  # "the four tiers": a list answer should have four
 
     @property
     def strict(self) -> bool:
@@ -236,6 +239,10 @@ class _Run:
                 note = f"verification unavailable: {exc.message}"
                 self.trace.notes.append(note)
                 att.verified = False
+        mismatch = None if att.dont_know else count_mismatch(att.text, self.count)
+        if mismatch is not None:
+            att.verdicts.append(mismatch)
+            yield Event("verdict", {**_verdict(mismatch), "attempt": att.n})
         att.verify_ms = _ms(t)
         passed, failed = support_counts(att.verdicts)
         self.trace.add(f"verify#{att.n}", att.verify_ms, [_verdict(v) for v in att.verdicts],

@@ -16,16 +16,13 @@ categories for a heavy paraphrase whose evidence both retrievers rank only ~35th
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .shape import LIST_KINDS, item_count, states_number
 from .types import Candidate, Parent
 
 RULE = ("blend of min-max normalised dense, BM25 and exact-id scores, plus priors for a document the "
         "question names and, for list questions, lists and tables")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+\S", re.MULTILINE)
-_TABLE_ROW = re.compile(r"^\s*\|(?!\s*-{3})", re.MULTILINE)
-LIST_KINDS = ("list", "table")
 
 
 @dataclass
@@ -37,25 +34,6 @@ class BlendConfig:
     list_bonus: float = 0.1  # list question, candidate inside a list or table
     count_bonus: float = 0.5  # ... with as many items as the question names, a number its text states too
     doc_bonus: float = 0.2  # candidate from a document the question names ("in the Generative AI Profile")
-
-
-def item_count(parent: Parent) -> int:
-    """Items of a list parent, data rows of a table parent (header row not counted), else 0."""
-    if parent.kind == "list":
-        return len(_LIST_ITEM.findall(parent.text))
-    if parent.kind == "table":
-        return max(0, len(_TABLE_ROW.findall(parent.text)) - 1)
-    return 0
-
-
-_NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
-
-
-def states_number(text: str, n: int) -> bool:
-    """Does the text say the number ("six monitoring categories", "the 12 risks")? A list that
-    announces its own length is the list a question naming that length is after."""
-    words = [str(n)] + ([_NUMBER_WORDS[n]] if n < len(_NUMBER_WORDS) else [])
-    return any(re.search(rf"(?<![\w.-]){w}(?![\w.-])", text, re.IGNORECASE) for w in words)
 
 
 def normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:

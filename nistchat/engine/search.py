@@ -21,7 +21,8 @@ from .query import Query, identifier_regex, prepare
 from .expansion import ExpansionConfig, TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
-from .rescore import LIST_KINDS, RULE as BLEND_RULE, BlendConfig, blend, item_count
+from .rescore import RULE as BLEND_RULE, BlendConfig, blend
+from .shape import LIST_KINDS, item_count
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
