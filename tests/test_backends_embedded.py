@@ -42,6 +42,8 @@ def test_missing_reranker_is_reported_not_hidden(tmp_path):
     assert registry.optional("reranker") is None
     assert "not found" in registry.reason_missing("reranker")
     assert registry.describe()[1]["loaded"] is False
+    assert registry.active()["reranker"].endswith("(unavailable)")  # what answers and logs record
+    assert not registry.active()["embedder"].endswith("(unavailable)")
 
 
 def test_missing_gguf_is_model_missing(tmp_path):

@@ -167,5 +167,7 @@ class ModelRegistry:
         return [self.states[r].to_dict() for r in ROLES]
 
     def active(self) -> dict:
-        """Compact description for answers and logs: role -> 'backend:model'."""
-        return {r: f"{self.states[r].backend}:{self.states[r].model}" for r in ROLES}
+        """Compact description for answers and logs: role -> 'backend:model', marked when the role
+        cannot be served (a missing reranker must not read as if it had ranked the sources)."""
+        return {r: f"{self.states[r].backend}:{self.states[r].model}"
+                   + (" (unavailable)" if self.states[r].error else "") for r in ROLES}
