@@ -236,3 +236,6 @@ def test_a_list_answer_of_another_length_than_asked_is_flagged_on_its_lead_in():
     assert count_mismatch(nested, 2) is None  # indented sub-points are not items
     assert count_mismatch("Prose that names one item only.", 4) is None  # no list, nothing to count
     assert count_mismatch("- only\n- two items", 5).text == "- only"  # no lead-in: the first item carries it
+    padded = answer + "\n4. Needed, with foundational work [2]."  # a small reader repeats an item to reach four
+    assert count_mismatch(padded, 4).reason == \
+        "the question asks for 4 items; the answer lists 3 different ones (4 with repeats)"

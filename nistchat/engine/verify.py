@@ -235,16 +235,18 @@ def count_mismatch(answer: str, count: int | None) -> Verdict | None:
     """A question naming N items ("the four tiers of X") answered with a list of M != N items: the list
     is about something else (another document's three tiers) or incomplete, and the reader's lead-in
     ("The four tiers are:") hides it. Flagged on that lead-in (or the first item), no model call.
-    Only top-level items count: indented sub-points belong to an item."""
+    Only top-level, different items count: indented sub-points belong to an item."""
     if not count:
         return None
     lines = [ln for ln in (answer or "").splitlines() if ln.strip()]
     items = [i for i, ln in enumerate(lines) if _LIST_MARKER.match(ln) and not ln[:1].isspace()]
-    if len(items) < 2 or len(items) == count:
+    distinct = len({claim_text(lines[i]).lower() for i in items})  # a repeated item pads the list to size
+    if len(items) < 2 or distinct == count:
         return None
     before = _split_line(lines[items[0] - 1].strip()) if items[0] > 0 else []
     where = before[-1] if before else lines[items[0]].strip()
-    return Verdict(where, False, None, f"the question asks for {count} items; the answer lists {len(items)}")
+    repeats = f" different ones ({len(items)} with repeats)" if distinct < len(items) else ""
+    return Verdict(where, False, None, f"the question asks for {count} items; the answer lists {distinct}{repeats}")
 
 
 QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text
