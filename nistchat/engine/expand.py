@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from .shape import LIST_KINDS
 from .types import Candidate, Parent, Passage
 
 ELLIPSIS = "[…]"
@@ -106,7 +107,7 @@ def _announced(parent: Parent, parents: dict[str, Parent]) -> Parent | None:
     if parent.kind not in _RUNNING_TEXT or not parent.text.rstrip().endswith(":") or not parent.next_id:
         return None
     nxt = parents.get(parent.next_id)
-    if nxt is None or nxt.kind not in ("list", "table") or nxt.doc != parent.doc or \
+    if nxt is None or nxt.kind not in LIST_KINDS or nxt.doc != parent.doc or \
             nxt.heading_path != parent.heading_path:
         return None
     return nxt
@@ -407,7 +408,7 @@ def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[S
     if cfg.whole_lists:  # a list answer trimmed to its best-matching items silently drops the rest
         room = int(budget * cfg.whole_list_share)
         for i, s in enumerate(slots):
-            if s.parent.kind in ("list", "table") and floor < sizes[i] <= room:
+            if s.parent.kind in LIST_KINDS and floor < sizes[i] <= room:
                 floors[i] = sizes[i]
                 room -= sizes[i]
     alloc = _allocate(sizes, budget, weights, floor=floors)

@@ -16,7 +16,6 @@ from . import citations, refusal
 from .backends.base import BackendError
 from .generate import stream_answer
 from .prompt import build_messages, estimate_tokens, fit_passages
-from .query import prepare
 from .risk import Risk, classify
 from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
@@ -141,8 +140,7 @@ class _Run:
         self.partial: list[str] = []
         self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
         self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
-        shape = prepare(question)
-        self.count = shape.count if shape.wants_list else None  # "the four tiers": a list answer should have four
+        self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
 
     @property
     def strict(self) -> bool:
@@ -307,8 +305,9 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     g = refusal.gate(retrieval, runtime.settings, runtime.models.optional("embedder"),
                      refusal.vocabulary(runtime.index))
     run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
-    # weak retrieval (score under the unknown-term line, i.e. the median answerable score) gets verified
     run.unknown_terms = list(g.unknown_terms)
+    run.count = retrieval.list_count
+    # weak retrieval (score under the unknown-term line, i.e. the median answerable score) gets verified
     run.weak_retrieval = (run.opts.verify_weak_retrieval and g.score is not None
                           and g.unknown_term_threshold is not None and g.score < g.unknown_term_threshold)
     run.trace.add("verify_policy", 0.0, [{"mode": run.opts.verify, "risk": run.risk.level,

@@ -67,6 +67,11 @@ class Query:
     wants_list: bool = False  # "list the X", "what are the six X", "what kinds of X": a list/table answers it
     count: int | None = None  # the number of items the question names ("the six kinds" -> 6)
 
+    @property
+    def list_count(self) -> int | None:
+        """The count a list answer should have: `count`, for a list question only."""
+        return self.count if self.wants_list else None
+
     def to_dict(self) -> dict:
         return {"original": self.original, "text": self.text, "search_text": self.search_text,
                 "identifiers": self.identifiers, "rewritten": self.rewritten, "note": self.note,

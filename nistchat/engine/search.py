@@ -53,7 +53,7 @@ class RetrievalConfig:
     max_per_figure: int = 1
     pull_table_neighbours: bool = True
     whole_lists: bool = True  # list questions: list/table passages kept whole ...
-    whole_list_share: float = ExpandConfig.whole_list_share  # ... while those kept whole take no more than this share of the budget
+    whole_list_share: float = ExpandConfig.whole_list_share  # ... within this share of the budget (expand.py)
     trace_depth: int = 30  # candidates per stage kept in the trace
 
     built_expansion: ExpansionConfig = field(init=False, repr=False, compare=False)
@@ -351,7 +351,7 @@ class Retriever:
             if refs:
                 lists["refs"] = refs
                 fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
-            count = query.count if query.wants_list else None
+            count = query.list_count
             counted = self._counted(fused[: cfg.count_window], count)
             trace.add("count", 0.0, self._items(counted),
                       f"lists/tables of {count} items among the top {cfg.count_window} fused" if count
@@ -373,7 +373,7 @@ class Retriever:
         reranker = self.models.optional("reranker")
         fallback = None
         if mode == "hybrid" and cfg.fallback == "blend":
-            bcfg, lists = cfg.blend_config(), {"dense": dense, "bm25": sparse, "exact": exact}
+            bcfg = cfg.blend_config()
             fallback = lambda cands: blend(cands, lists, self.index.parents, bcfg,  # noqa: E731
                                            wants_list=query.wants_list, count=query.count, docs=named)
         result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
@@ -406,7 +406,8 @@ class Retriever:
                   f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget")
         timings["total"] = (time.perf_counter() - start) * 1000
         timings = {key: round(v, 2) for key, v in timings.items()}
-        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count)
 
     def with_config(self, **changes) -> "Retriever":
         """A retriever sharing this one's index and models with some settings changed (for tuning)."""

@@ -127,6 +127,7 @@ class Retrieval:
     passages: list[Passage]
     trace: Trace
     timings_ms: dict[str, float]
+    list_count: int | None = None  # "the four tiers": the items a list answer should have (verify.count_mismatch)
 
     def to_dict(self) -> dict:
         return {
