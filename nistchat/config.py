@@ -45,6 +45,9 @@ class Settings:
     context_tokens: int = 1800  # passage budget: 1500 -> 1800 measured hit@6 0.868 -> 0.908 for ~+1.2 s to first token
     n_ctx: int = 4096
     threads: int = 0  # llama.cpp threads; 0 = all cores
+    reader_process: str = "worker"  # worker: llama.cpp in a child process (a crash costs one answer) | inprocess
+    queue_max_waiting: int = 12  # answers that may wait for the reader, all browsers together (then 503)
+    queue_max_waiting_per_browser: int = 2  # answers one browser may have waiting (then 429)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -97,6 +100,7 @@ _ENV = {
     "NISTCHAT_PORT": "port",
     "NISTCHAT_TIMEOUT_S": "timeout_s",
     "NISTCHAT_CONTEXT_TOKENS": "context_tokens",
+    "NISTCHAT_READER_PROCESS": "reader_process",
 }
 
 
@@ -121,6 +125,8 @@ def _coerce(name: str, value, base: Path):
         raise ConfigError(f"setting {name!r} must be a number, got {value!r}") from None
     if name == "backend" and value not in ("auto", "ollama", "embedded"):
         raise ConfigError(f"backend must be auto, ollama or embedded, got {value!r}")
+    if name == "reader_process" and value not in ("worker", "inprocess"):
+        raise ConfigError(f"reader_process must be worker or inprocess, got {value!r}")
     return value
 
 

@@ -7,10 +7,12 @@ from ..engine.backends.base import BackendError
 from ..engine.backends.provision import GGUF_PACKAGES, ProvisionError, install_defaults
 from ..engine.backends.select import ROLES
 from .common import get_runtime, print_json
+from .serve import self_test_lines
 
 
 @click.group(invoke_without_command=True)
-@click.option("--load/--no-load", default=True, help="Load each model to prove it works (slower).")
+@click.option("--load/--no-load", default=True,
+              help="Load each model and run the self-test (one embedding, a one-token answer).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def models(ctx: click.Context, load: bool, as_json: bool) -> None:
@@ -18,14 +20,16 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
     if ctx.invoked_subcommand:
         return
     registry = get_runtime().models
+    result = None
     if load:
+        result = registry.self_test()  # starts the reader process and generates one token
         for role in ROLES:
             try:
                 registry.get(role)
             except BackendError:
                 pass  # recorded in the role's state and shown below
     if as_json:
-        print_json(registry.describe())
+        print_json({"roles": registry.describe(), "self_test": result})
         return
     for state in registry.describe():
         status = "loaded" if state["loaded"] else (f"NOT LOADED: {state['error']}" if state["error"] else "not loaded")
@@ -33,6 +37,11 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
         click.echo(f"{'':<9} where:  {state['location']}")
         click.echo(f"{'':<9} why:    {state['reason']}")
         click.echo(f"{'':<9} state:  {status}")
+        if state.get("worker"):
+            w = state["worker"]
+            click.echo(f"{'':<9} process: pid {w['pid']}; llama.cpp: {w['system_info']}")
+    if result:
+        click.echo(self_test_lines(result))
 
 
 @models.command("install")

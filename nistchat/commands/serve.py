@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 
 import click
 
@@ -23,6 +24,19 @@ def lan_address() -> str:
             return s.getsockname()[0]
     except OSError:
         return "127.0.0.1"
+
+
+def _self_test(registry) -> None:
+    """In the background, so the site serves at once; a reader crash here ends the worker only."""
+    click.echo("self-test: one embedding and a one-token answer (the reader process starts now)")
+    click.echo(self_test_lines(registry.self_test()))
+
+
+def self_test_lines(result: dict) -> str:
+    lines = [f"self-test: {result['state']}"]
+    for role, r in result.get("roles", {}).items():
+        lines.append(f"  {role}: ok in {r['ms']} ms" if r["ok"] else f"  {role}: FAILED: {r['error']}  Fix: {r['fix']}")
+    return "\n".join(lines)
 
 
 @click.command()
@@ -41,8 +55,11 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     click.echo(f"database: {settings.db_path} (up to date)")
     from .. import get_runtime
     try:
-        for role in get_runtime(app).models.describe():
-            click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']})")
+        registry = get_runtime(app).models
+        for role in registry.describe():
+            unavailable = f" (unavailable: {role['error']})" if role["error"] else ""
+            click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']}){unavailable}")
+        threading.Thread(target=_self_test, args=(registry,), name="self-test", daemon=True).start()
     except Exception as exc:  # the page shows the same problem on /status
         click.echo(f"models: cannot plan backends: {exc}")
     shown = lan_address() if host in ("0.0.0.0", "::") else host

@@ -66,54 +66,15 @@ class CrossEncoderReranker:
         return [float(s) for s in np.asarray(scores).reshape(len(texts))]
 
 
-class GenerationQueue:
-    """One llama.cpp context is not thread-safe: generations run one at a time, in arrival order,
-    and a caller can ask how many are ahead of it (the page shows the place in the queue)."""
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._next_ticket = 0
-        self._serving = 0
-        self._cancelled: set[int] = set()
-
-    def ticket(self) -> int:
-        with self._cond:
-            t = self._next_ticket
-            self._next_ticket += 1
-            return t
-
-    def ahead(self, ticket: int) -> int:
-        return max(0, ticket - self._serving)
-
-    def acquire(self, ticket: int, timeout: float | None = None) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: self._serving == ticket, timeout=timeout)
-
-    def _advance(self) -> None:
-        self._serving += 1
-        while self._serving in self._cancelled:
-            self._cancelled.discard(self._serving)
-            self._serving += 1
-        self._cond.notify_all()
-
-    def release(self) -> None:
-        with self._cond:
-            self._advance()
-
-    def cancel(self, ticket: int) -> None:
-        """Give up a ticket that was never served, so later tickets are not stuck behind it."""
-        with self._cond:
-            if ticket == self._serving:
-                self._advance()
-            elif ticket > self._serving:
-                self._cancelled.add(ticket)
-
-
 class LlamaCppReader:
-    """llama.cpp in-process over a GGUF file; streams chat completions."""
+    """llama.cpp over a GGUF file, streaming chat completions. The reader worker runs this in a
+    process of its own (`worker.py`); in-process use is for the CLI's `reader_process = "inprocess"`
+    and for measuring what the worker costs. Calls are serialised: a llama.cpp context is not
+    thread-safe, and the answer queue (`engine/queue.py`) orders the callers."""
 
-    def __init__(self, gguf: Path, *, n_ctx: int = 4096, threads: int = 0, timeout_s: float = 120.0,
-                 queue_timeout_s: float = 900.0):
+    SAMPLING = {"top_p": 0.9, "repeat_penalty": 1.1}  # Ollama's defaults, so both backends sample alike
+
+    def __init__(self, gguf: Path, *, n_ctx: int = 4096, threads: int = 0, timeout_s: float = 120.0):
         gguf = Path(gguf)
         if not gguf.is_file():
             raise ModelMissing(f"Reader model file not found: {gguf}. Run `nistchat models install`.")
@@ -124,8 +85,7 @@ class LlamaCppReader:
         self.path = gguf
         self.name = gguf.stem
         self.timeout_s = timeout_s
-        self.queue_timeout_s = queue_timeout_s
-        self.queue = GenerationQueue()
+        self._lock = threading.Lock()
         self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2,
                           verbose=False)
 
@@ -133,18 +93,14 @@ class LlamaCppReader:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
     def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
-               ticket: int | None = None) -> Iterator[str]:
+               **sampling) -> Iterator[str]:
         """Yield text pieces. `timeout_s` bounds a stall (time to the first token, or between two
         tokens), not the whole answer: a long answer that keeps coming is never cut off."""
-        ticket = self.queue.ticket() if ticket is None else ticket
-        if not self.queue.acquire(ticket, timeout=self.queue_timeout_s):
-            self.queue.cancel(ticket)
-            raise TimedOut(f"Waited {self.queue_timeout_s:.0f} s for the reader; it is busy with other answers.")
-        try:
+        with self._lock:
             waiting_since = time.monotonic()
             try:
                 chunks = self._llm.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
-                                                          temperature=temperature, top_p=0.9, repeat_penalty=1.1)
+                                                          temperature=temperature, **{**self.SAMPLING, **sampling})
                 for chunk in chunks:
                     if time.monotonic() - waiting_since > self.timeout_s:
                         raise TimedOut(f"The reader produced nothing for {self.timeout_s:.0f} s.")
@@ -156,8 +112,6 @@ class LlamaCppReader:
                 raise
             except Exception as exc:  # llama.cpp failures arrive as plain exceptions
                 raise Interrupted(f"The reader stopped mid-answer: {exc}") from exc
-        finally:
-            self.queue.release()
 
 
 class ReaderJudgeVerifier:

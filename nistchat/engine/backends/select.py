@@ -7,6 +7,7 @@ reason written into `describe()`, which the status page and `nistchat models` sh
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,14 @@ from . import ollama as ollama_backend
 from .base import BackendError, ModelMissing, Unreachable
 
 ROLES = ("embedder", "reranker", "reader", "verifier")
+RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after this (a short outage heals)
+FIXES = {  # what a person can do about a failed self-test, by error kind
+    "model_missing": "Run `nistchat models install` (or `make run`) to fetch and check the model files again.",
+    "unreachable": "If the reader process crashed, rebuild the portable llama.cpp: `rm -rf .venv && make run` "
+                   "(README: 'The reader process'). With Ollama, check that `ollama serve` is running.",
+    "timeout": "The machine may be overloaded; the reader is retried on the next question.",
+    "interrupted": "The reader process was restarted; the next question retries it.",
+}
 
 # Names with a well-known local folder under data/models/ (filled by `nistchat models install`).
 LOCAL_NAMES = {
@@ -52,8 +61,9 @@ class ModelRegistry:
         self.settings = settings
         self._lock = threading.RLock()
         self._models: dict[str, object] = {}
-        self._errors: dict[str, BackendError] = {}
+        self._errors: dict[str, tuple[BackendError, float]] = {}
         self.states = self._plan()
+        self.self_test_result: dict = {"state": "not run"}
 
     # -- planning: which backend serves each role, decided without loading anything heavy
     def _probe_ollama(self) -> tuple[list[str] | None, str]:
@@ -96,8 +106,9 @@ class ModelRegistry:
                 states["verifier"] = RoleState("verifier", "ollama", f"{s.reader_model} (as Yes/No judge)",
                                                s.ollama_host, f"Ollama has no {s.verifier_model!r}: reader judges")
         else:
+            where = "in a worker process" if s.reader_process == "worker" else "in-process"
             states["reader"] = RoleState("reader", "embedded", s.gguf_path.stem,
-                                         str(s.gguf_path), f"llama.cpp in-process ({reason})")
+                                         str(s.gguf_path), f"llama.cpp {where} ({reason})")
             states["verifier"] = RoleState("verifier", "embedded", f"{s.gguf_path.stem} (as Yes/No judge)",
                                            str(s.gguf_path), "no MiniCheck model offline: reader judges")
         for state in states.values():  # say up front what cannot load, before anyone asks for it
@@ -127,6 +138,11 @@ class ModelRegistry:
                     raise ModelMissing(f"Ollama at {s.ollama_host} has no model {s.reader_model!r}. "
                                        f"Run `ollama pull {s.reader_model}`.")
                 return ollama_backend.OllamaReader(s.ollama_host, s.reader_model, s.timeout_s)
+            if s.reader_process == "worker":
+                from .supervisor import ReaderWorker, WorkerReader
+                if not s.gguf_path.is_file():
+                    raise ModelMissing(f"Reader model file not found: {s.gguf_path}. Run `nistchat models install`.")
+                return WorkerReader(ReaderWorker(s.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s)
             from .embedded import LlamaCppReader
             return LlamaCppReader(s.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
         if role == "verifier":
@@ -142,16 +158,54 @@ class ModelRegistry:
             if role in self._models:
                 return self._models[role]
             if role in self._errors:
-                raise self._errors[role]
+                exc, failed_at = self._errors[role]
+                if time.monotonic() - failed_at < RETRY_FAILED_LOAD_S:
+                    raise exc
+                del self._errors[role]
             try:
                 model = self._build(role)
             except BackendError as exc:
-                self._errors[role] = exc
+                self._errors[role] = (exc, time.monotonic())
                 self.states[role].error = exc.message
                 raise
             self._models[role] = model
             self.states[role].loaded = True
+            self.states[role].error = ""
             return model
+
+    def worker(self):
+        """The reader's worker process, when the reader runs in one (else None)."""
+        with self._lock:
+            reader = self._models.get("reader")
+        return getattr(reader, "worker", None)
+
+    def self_test(self) -> dict:
+        """One embedding and a one-token generation through the reader, as every answer makes
+        them. Never raises: the result (with a fix per failure) is kept for /status and the page.
+        A native crash during the test ends the worker process, not this one."""
+        self.self_test_result = {"state": "running"}
+        result: dict = {"state": "passed", "roles": {}}
+        for role in ("embedder", "reader"):
+            t = time.perf_counter()
+            try:
+                model = self.get(role)
+                if role == "embedder":
+                    model.embed(["self-test"])
+                    extra = {}
+                elif hasattr(model, "self_test"):
+                    extra = model.self_test()
+                else:
+                    "".join(model.stream([{"role": "user", "content": "Reply with the single word: ready"}],
+                                         max_tokens=1, temperature=0.0))
+                    extra = {}
+                result["roles"][role] = {"ok": True, "ms": round((time.perf_counter() - t) * 1000, 1), **extra}
+            except BackendError as exc:
+                result["state"] = "failed"
+                result["roles"][role] = {"ok": False, "kind": exc.kind, "error": exc.message,
+                                         "fix": FIXES.get(exc.kind, "")}
+        result["at"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.self_test_result = result
+        return result
 
     def optional(self, role: str):
         """The model, or None when it cannot be served (the caller records why in its trace)."""
@@ -164,7 +218,11 @@ class ModelRegistry:
         return self.states[role].error or "not loaded"
 
     def describe(self) -> list[dict]:
-        return [self.states[r].to_dict() for r in ROLES]
+        roles = [self.states[r].to_dict() for r in ROLES]
+        worker = self.worker()
+        if worker is not None:  # the process's own state: pid, restarts, how the last one ended
+            roles[ROLES.index("reader")]["worker"] = worker.state()
+        return roles
 
     def active(self) -> dict:
         """Compact description for answers and logs: role -> 'backend:model', marked when the role
