@@ -56,6 +56,7 @@ class Message(db.Model):
     error = db.Column(db.Text)
     incomplete = db.Column(db.Boolean, nullable=False, default=False)
     total_ms = db.Column(db.Float)  # submit to final, queue wait included (the P80 samples)
+    attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")  # answer runs started
     conversation = db.relationship("Conversation", back_populates="messages")
     timings = db.relationship("Timing", back_populates="message", cascade="all, delete-orphan")
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from nistchat.models import Message
 
-from .web_support import app, client, light_runtime, runner  # noqa: F401  (fixtures)
 from .web_support import DIRECT_LABEL, PROMPT_LABEL, ask_and_stream, build_app, login, ndjson, stored
 
 
@@ -119,7 +118,7 @@ def test_db_upgrade_command(tmp_path, monkeypatch):
     assert (tmp_path / "inst" / "nistchat.sqlite3").exists()
     import sqlite3
     con = sqlite3.connect(tmp_path / "inst" / "nistchat.sqlite3")
-    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0002"
+    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0003"
     assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
 
 

@@ -9,8 +9,9 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 
 from .. import get_runtime
 from ..chat.routes import ask_rate_limit, check_question
-from ..chat.runs import registry
-from ..chat.store import start_message, visible_conversation
+from ..chat.service import busy_status, submit
+from ..chat.store import visible_conversation
+from ..engine.queue import QueueFull
 from ..history.routes import history_page
 from ..logs.export import BadRange, date_range, jsonl, records
 from ..logs.routes import log_scope
@@ -44,9 +45,12 @@ def ask():
     if body.get("topic"):
         config, _ = load(current_app.config["SETTINGS"].questions_path)
         topic = find_topic(config, text)
-    message = start_message(text.strip(), topic, conversation)
     app = current_app._get_current_object()
-    run = registry(app).start(app, get_runtime(app), message.id)
+    try:
+        message, run = submit(app, get_runtime(app), text.strip(), topic, conversation)
+    except QueueFull as exc:
+        response, status = api_error(busy_status(exc.scope), "busy", exc.message)
+        return response, status, {"Retry-After": str(exc.retry_after_s)}
     ids = {"message_id": message.id, "conversation_id": message.conversation_id}
 
     def lines():

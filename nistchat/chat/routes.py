@@ -7,13 +7,15 @@ from flask import (Blueprint, Response, abort, current_app, redirect, render_tem
 
 from .. import get_runtime
 from ..auth import is_admin, owner_id
+from ..engine.queue import QueueFull
 from ..extensions import db, limiter
 from ..models import Message
 from ..topics.questions import find_topic, load
 from ..web import is_htmx
 from .progress import estimate_s, risk_class
-from .runs import registry
-from .store import current_conversation, start_message, visible_conversation
+from .runs import registry, resume_or_abandon
+from .service import busy_status, submit
+from .store import current_conversation, visible_conversation
 from .stream import final_frames, sse_events
 
 bp = Blueprint("chat", __name__)
@@ -37,11 +39,13 @@ def check_question(text: str) -> str | None:
     return None
 
 
-def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = ""):
+def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = "",
+              problem_kind: str = "bad_input"):
     config, _sha = load(current_app.config["SETTINGS"].questions_path)
     messages = conversation.messages if conversation else []
     return render_template("chat/index.html", conversation=conversation, messages=messages, topics=config,
-                           problem=problem, draft=draft,
+                           problem=problem, problem_kind=problem_kind, draft=draft,
+                           self_test=get_runtime(current_app._get_current_object()).models.self_test_result,
                            max_chars=current_app.config["SETTINGS"].max_question_chars), status
 
 
@@ -79,9 +83,17 @@ def ask():
     if request.form.get("topic"):
         config, _sha = load(current_app.config["SETTINGS"].questions_path)
         topic = find_topic(config, text)  # None if an admin renamed it meanwhile: asked as typed
-    message = start_message(text.strip(), topic)
     app = current_app._get_current_object()
-    run = registry(app).start(app, get_runtime(app), message.id)
+    try:
+        message, run = submit(app, get_runtime(app), text.strip(), topic)
+    except QueueFull as exc:
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        if is_htmx():
+            return render_template("chat/_problem.html", kind="busy", message=exc.message), \
+                busy_status(exc.scope), headers
+        page, status = chat_page(current_conversation(), busy_status(exc.scope), exc.message, draft=text,
+                                 problem_kind="busy")
+        return page, status, headers
     if is_htmx():
         risk = "direct" if message.direct_answer else risk_class(message.prompt or message.question)
         estimate, based_on = estimate_s(risk) if risk != "direct" else (1.0, 0)
@@ -105,8 +117,8 @@ def stream(message_id: int):
     message = _own_message(message_id)
     app = current_app._get_current_object()
     run = registry(app).get(message.id)
-    if run is None and message.status == "pending":
-        run = registry(app).start(app, get_runtime(app), message.id)  # e.g. after a server restart
+    if run is None and message.status == "pending":  # cut off by a server restart
+        run = resume_or_abandon(app, get_runtime(app), message)
     body = sse_events(run) if run is not None else final_frames(message.id)
     return Response(stream_with_context(body), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

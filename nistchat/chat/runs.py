@@ -14,19 +14,23 @@ from typing import Iterator
 from flask import Flask
 
 from ..engine.backends.base import BackendError
+from ..engine.queue import Ticket
 from ..engine.runtime import IndexMissing
 from ..logs import daily
 from .store import engine_history, finish_message
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 300  # a finished run stays replayable this long (for reconnects)
+MAX_ATTEMPTS = 2  # the first run, and one resume after a server restart; never a loop
 
 
 class AnswerRun:
-    def __init__(self, message_id: int):
+    def __init__(self, message_id: int, ticket: Ticket | None = None):
         self.message_id = message_id
+        self.ticket = ticket  # the answer's place in the reader queue
         self.submitted = time.monotonic()
         self.first_token_at: float | None = None
+        self.ahead = 0  # answers ahead in the reader queue, from the engine's last `queue` event
         self.finished_at: float | None = None
         self.events: list[dict] = []
         self._cond = threading.Condition()
@@ -64,7 +68,7 @@ class AnswerRun:
 
 
 class RunRegistry:
-    """The app's live and recently finished runs, in submit order (for "N answers ahead")."""
+    """The app's live and recently finished runs."""
 
     def __init__(self):
         self._runs: dict[int, AnswerRun] = {}
@@ -74,23 +78,20 @@ class RunRegistry:
         with self._lock:
             return self._runs.get(message_id)
 
-    def ahead(self, run: AnswerRun) -> int:
-        """Unfinished answers submitted before this one (they hold the reader first)."""
-        with self._lock:
-            return sum(1 for r in self._runs.values() if r.submitted < run.submitted and not r.done)
-
     def active(self) -> int:
         with self._lock:
             return sum(1 for r in self._runs.values() if not r.done)
 
-    def start(self, app: Flask, runtime, message_id: int) -> AnswerRun:
+    def start(self, app: Flask, runtime, message_id: int, ticket: Ticket | None = None) -> AnswerRun:
         with self._lock:
             now = time.monotonic()
             for key in [k for k, r in self._runs.items() if r.done and now - r.finished_at > KEEP_FINISHED_S]:
                 del self._runs[key]
             if message_id in self._runs:
+                if ticket is not None:
+                    runtime.queue.finish(ticket)
                 return self._runs[message_id]
-            run = AnswerRun(message_id)
+            run = AnswerRun(message_id, ticket)
             self._runs[message_id] = run
         thread = threading.Thread(target=execute, args=(app, runtime, run), name=f"answer-{message_id}", daemon=True)
         thread.start()
@@ -127,9 +128,11 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
         outcome: dict = {"verdicts": []}
         tokens: list[str] = []
         try:
+            message.attempts = (message.attempts or 0) + 1  # committed before the reader is touched
+            db.session.commit()
             history = engine_history(message)
             events = runtime.answer(message.prompt or message.question, history, label=message.label,
-                                    direct_answer=message.direct_answer)
+                                    direct_answer=message.direct_answer, ticket=run.ticket)
             for event in events:
                 data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
                 kind = data.get("type")
@@ -149,8 +152,11 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
                 elif kind == "final":
                     data = {**data, "sources": with_text(data.get("sources") or [], outcome.get("sources") or [])}
                     outcome["final"] = data
+                    outcome["queue_ms"] = data.get("queue_ms")
                 elif kind == "error":
                     outcome["error"] = data
+                elif kind == "queue":
+                    run.ahead = data.get("ahead", 0)
                 run.publish(data)
         except IndexMissing as exc:
             outcome["error"] = _error("index_missing", str(exc), "".join(tokens))
@@ -163,6 +169,9 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
             outcome["error"] = _error("internal", f"The answer failed unexpectedly ({type(exc).__name__}). "
                                                   "The server log has the details.", "".join(tokens))
             run.publish(outcome["error"])
+        finally:
+            if run.ticket is not None:
+                runtime.queue.finish(run.ticket)  # a refused or failed answer gives up its place too
         if "final" not in outcome and "error" not in outcome:
             outcome["error"] = _error("interrupted", "The answer stopped before it was complete.", "".join(tokens))
             run.publish(outcome["error"])
@@ -183,3 +192,18 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
             db.session.remove()
         run.publish({"type": "stored", "message_id": run.message_id})
         run.close()
+
+
+def abandon(message_id: int, reason: str) -> None:
+    """Mark a pending message that will not be run again as failed, keeping what it has."""
+    finish_message(message_id, {"error": _error("interrupted", reason, "")})
+
+
+def resume_or_abandon(app: Flask, runtime, message) -> AnswerRun | None:
+    """A pending message with no live run was cut off by a server restart: run it once more, or,
+    if that already happened, record why it stopped instead of running it in a loop."""
+    if message.attempts >= MAX_ATTEMPTS:
+        abandon(message.id, "The server stopped while writing this answer, and again when it was resumed; "
+                            "it was not tried a third time. Please ask again.")
+        return None
+    return registry(app).start(app, runtime, message.id)

@@ -11,7 +11,7 @@ from markupsafe import escape
 
 from ..extensions import db
 from ..models import Message
-from .runs import AnswerRun, registry
+from .runs import AnswerRun
 
 HEARTBEAT = ": keep-alive\n\n"
 
@@ -32,23 +32,17 @@ def final_frames(message_id: int) -> Iterator[str]:
 
 
 def sse_events(run: AnswerRun) -> Iterator[str]:
-    """Render a run's events (replayed from its start) as SSE frames, with heartbeats and the
-    place in the queue while the reader is busy with earlier answers."""
+    """Render a run's events (replayed from its start) as SSE frames, with heartbeats, and the
+    place in the reader queue (the engine's `queue` events carry the ticket's real place)."""
     app = current_app._get_current_object()
-    runs = registry(app)
     mid = run.message_id
-    last_place = None
+    waiting = False
     sources: list[dict] = []
     last_sent = time.monotonic()
     yield "retry: 3000\n\n"
     for event in run.follow(tick_s=1.0):
         if event is None:
-            place = runs.ahead(run) if run.first_token_at is None else 0
-            if place != last_place:
-                last_place = place
-                last_sent = time.monotonic()
-                yield frame("queue", render_template("chat/_queue.html", ahead=place))
-            elif time.monotonic() - last_sent >= app.config["HEARTBEAT_S"]:
+            if time.monotonic() - last_sent >= app.config["HEARTBEAT_S"]:
                 last_sent = time.monotonic()
                 yield HEARTBEAT  # keeps proxies and waitress's channel timeout from closing a slow answer
             continue
@@ -57,9 +51,12 @@ def sse_events(run: AnswerRun) -> Iterator[str]:
         if kind == "sources":
             sources = event.get("passages", [])
             yield frame("sources", render_template("chat/_sources.html", sources=sources, mid=mid))
+        elif kind == "queue":
+            waiting = bool(event.get("ahead"))
+            yield frame("queue", render_template("chat/_queue.html", ahead=event.get("ahead", 0)))
         elif kind == "token":
-            if last_place:
-                last_place = 0
+            if waiting:
+                waiting = False
                 yield frame("queue", render_template("chat/_queue.html", ahead=0))
             yield frame("token", str(escape(event.get("text", ""))))
         elif kind == "verdict":

@@ -16,6 +16,7 @@ from . import citations, refusal
 from .backends.base import BackendError
 from .generate import stream_answer
 from .prompt import build_messages, estimate_tokens, fit_passages
+from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
 from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 LIST_DISCLAIMER = "This list may be incomplete — check the source document."
 VERIFY_MODES = ("high", "always", "never")
+QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
 @dataclass
@@ -141,6 +143,7 @@ class _Run:
         self.weak_retrieval = False  # set from the refusal gate: the score is below the median answerable one
         self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
+        self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
 
     @property
     def strict(self) -> bool:
@@ -175,6 +178,7 @@ class _Run:
             "backend": self.backend(),
             "timings_ms": {k: round(v, 1) for k, v in self.timings.items()},
             "prompt_tokens": chosen.prompt_tokens if chosen else 0,
+            "queue_ms": round(self.queue_ms, 1),
             "attempts": [a.to_dict() for a in attempts],
             "question": self.question, "label": self.shown,
             "trace": self.trace.to_dict(),
@@ -264,10 +268,30 @@ def _choose(first: Attempt, second: Attempt | None) -> Attempt:
     return second if key(second) > key(first) else first
 
 
+def _wait_turn(queue: ReaderQueue, ticket: Ticket, run: _Run) -> Iterator[Event]:
+    """`queue` events (answers ahead) while earlier answers hold the reader; returns False when
+    the wait outlasted QUEUE_TIMEOUT_S."""
+    t = time.perf_counter()
+    shown = None
+    while not queue.acquire(ticket, timeout=0 if shown is None else 1.0):  # the place is shown at once
+        ahead = queue.ahead(ticket)
+        if ahead != shown:
+            shown = ahead
+            yield Event("queue", {"ahead": ahead})
+        if _ms(t) > QUEUE_TIMEOUT_S * 1000:
+            return False
+    if shown:
+        yield Event("queue", {"ahead": 0})
+    run.queue_ms = _ms(t)
+    run.trace.add("queue", run.queue_ms, note="waited for earlier answers" if shown else "")
+    return True
+
+
 def answer(runtime, question: str, history: list[dict] | None = None, *, label: str | None = None,
-           direct_answer: str | None = None) -> Iterator[Event]:
+           direct_answer: str | None = None, ticket: Ticket | None = None) -> Iterator[Event]:
     """Stream one answer as Events. `label` is what the user saw (topic buttons); `direct_answer`
-    is a configured fixed answer that bypasses retrieval and the reader entirely."""
+    is a configured fixed answer that bypasses retrieval and the reader entirely. `ticket` is the
+    answer's place in the reader queue; the reader is used only once it is this ticket's turn."""
     problem = validate(question, runtime.settings)
     if problem:
         yield _error("bad_input", problem)
@@ -319,6 +343,20 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
         yield run.final(text, refused=True, refusal_reason="off_topic", extra={"gate": g.to_dict()})
         return
 
+    ticket = ticket or runtime.queue.take(capped=False)
+    try:
+        if not (yield from _wait_turn(runtime.queue, ticket, run)):
+            yield _error("timeout", f"Waited {QUEUE_TIMEOUT_S / 60:.0f} minutes for the reader; it is busy "
+                                    "with other answers. Please ask again later.")
+            return
+        yield from _write(run, runtime, g)
+    finally:
+        runtime.queue.finish(ticket)
+
+
+def _write(run: _Run, runtime, g) -> Iterator[Event]:
+    """Generation, verification, the citation-forced retry and the final event, for an answer
+    whose turn at the reader has come."""
     try:
         reader = runtime.models.get("reader")
     except BackendError as exc:

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
+from .queue import ReaderQueue, Ticket
 from .types import Event, Retrieval
 
 
@@ -21,6 +22,7 @@ class Runtime:
         self._lock = threading.RLock()
         self._index = None
         self._retriever = None
+        self.queue = ReaderQueue(self.settings.queue_max_waiting, self.settings.queue_max_waiting_per_browser)
 
     @property
     def models(self) -> ModelRegistry:
@@ -60,7 +62,10 @@ class Runtime:
         return self.retriever.retrieve(question, k=k, history=history, mode=mode)
 
     def answer(self, question: str, history: list[dict] | None = None, *, label: str | None = None,
-               direct_answer: str | None = None) -> Iterator[Event]:
+               direct_answer: str | None = None, ticket: Ticket | None = None) -> Iterator[Event]:
+        """Events of one answer. `ticket` is the caller's place in `self.queue` (taken when the
+        question was asked, so a full queue is refused before anything is stored); without one
+        the answer takes an uncapped ticket of its own."""
         from .pipeline import answer
 
-        return answer(self, question, history or [], label=label, direct_answer=direct_answer)
+        return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket)

@@ -146,7 +146,7 @@ class Verdict:
     reason: str = ""  # the string rule that decided instead of the verifier, when one did
 
 
-EventType = Literal["sources", "token", "verdict", "retry", "final", "error"]
+EventType = Literal["sources", "queue", "token", "verdict", "retry", "final", "error"]
 ErrorKind = Literal["unreachable", "model_missing", "timeout", "interrupted", "bad_input"]
 
 
@@ -155,7 +155,8 @@ class Event:
     """One item of `engine.answer()`'s stream (the contract the page and the CLI consume).
 
     sources: {"passages": [...]} · token: {"text"} · verdict: {"text", "supported", "passage"}
-    retry: {"reason"} · final: {"answer", "refused", "risk", "disclaimer", "sources", ...}
+    queue: {"ahead"} (answers using the reader before this one) · retry: {"reason"}
+    final: {"answer", "refused", "risk", "disclaimer", "sources", ...}
     error: {"kind", "message", "partial"}
     """
     type: EventType

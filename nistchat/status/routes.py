@@ -56,6 +56,8 @@ def collect() -> dict:
         "p80": p80,
         "errors_24h": Message.query.filter(Message.created_at >= since, Message.status == "error").count(),
         "answers_running": registry(app).active(),
+        "self_test": runtime.models.self_test_result,
+        "queue": runtime.queue.snapshot(),
     }
 
 

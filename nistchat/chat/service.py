@@ -1,0 +1,32 @@
+"""The one ask flow, shared by the page (`POST /ask`) and the API (`POST /api/ask`): take a place
+in the reader queue, record the question, start its answer run.
+
+The place is taken first, so a full queue is refused before anything is stored: the person
+keeps their typed question and is told when to try again (`QueueFull`, HTTP 429 or 503).
+"""
+from __future__ import annotations
+
+from flask import Flask
+
+from ..auth import owner_id
+from ..models import Conversation, Message
+from ..topics.questions import Topic
+from .runs import AnswerRun, registry
+from .store import start_message
+
+
+def busy_status(scope: str) -> int:
+    """429 when this browser has too many questions waiting, 503 when the whole server has."""
+    return 429 if scope == "browser" else 503
+
+
+def submit(app: Flask, runtime, question: str, topic: Topic | None,
+           conversation: Conversation | None = None) -> tuple[Message, AnswerRun]:
+    """Queue, store and start one answer; raises engine.queue.QueueFull when there is no room."""
+    ticket = runtime.queue.take(owner_id())
+    try:
+        message = start_message(question, topic, conversation)
+    except Exception:
+        runtime.queue.finish(ticket)
+        raise
+    return message, registry(app).start(app, runtime, message.id, ticket)

@@ -1,0 +1,111 @@
+"""One queue in front of the reader: answers take a ticket when asked and use the reader in
+ticket order, one answer at a time (its generation, verification and retry together).
+
+Why at the answer level: a reader serves one generation at a time, and an answer is several
+calls to it. Interleaving them would make every answer wait for every other. Why caps: on a
+2-core machine an answer takes 5-30 s, so an unbounded queue means a silent quarter-hour wait.
+Past a cap the caller is told at once, with a time to retry after (HTTP 429/503 on the web).
+"""
+from __future__ import annotations
+
+import collections
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+DEFAULT_SERVICE_S = 30.0
+
+
+class QueueFull(RuntimeError):
+    """No ticket: the caller (`scope` 'browser' or 'server') should retry after `retry_after_s`."""
+
+    def __init__(self, message: str, scope: str, retry_after_s: int):
+        super().__init__(message)
+        self.message, self.scope, self.retry_after_s = message, scope, retry_after_s
+
+
+@dataclass(frozen=True)
+class Ticket:
+    number: int
+    owner: str | None = None
+
+
+class ReaderQueue:
+    """FIFO tickets with per-owner and global caps on how many may wait.
+
+    A ticket is waiting from `take()` until `acquire()` returns True for it, then serving until
+    `finish()`. `finish()` also gives up a ticket that was never served (the answer was refused
+    before generation, or failed), so the tickets behind it move up.
+    """
+
+    def __init__(self, max_waiting: int = 12, max_waiting_per_owner: int = 2):
+        self.max_waiting, self.max_waiting_per_owner = max_waiting, max_waiting_per_owner
+        self._cond = threading.Condition()
+        self._next = 0
+        self._serving = 0  # the ticket number whose turn it is
+        self._finished: set[int] = set()  # numbers given up before their turn
+        self._waiting: dict[int, Ticket] = {}
+        self._busy: dict[int, float] = {}  # serving ticket -> when it started
+        self._service_s: collections.deque[float] = collections.deque(maxlen=20)
+
+    # -- taking a ticket
+    def take(self, owner: str | None = None, *, capped: bool = True) -> Ticket:
+        """A new ticket, or QueueFull when the owner or the server already has too many waiting.
+        `capped=False` is for callers with nobody to tell (the CLI, the self-test)."""
+        with self._cond:
+            if capped:
+                mine = sum(1 for t in self._waiting.values() if owner is not None and t.owner == owner)
+                if owner is not None and mine >= self.max_waiting_per_owner:
+                    raise QueueFull(f"You already have {mine} questions waiting for the reader. "
+                                    "Please wait for one of them to be answered.", "browser", self._retry_after(1))
+                if len(self._waiting) >= self.max_waiting:
+                    raise QueueFull(f"The reader is busy: {len(self._waiting)} questions are waiting. "
+                                    "Please try again shortly.", "server",
+                                    self._retry_after(len(self._waiting) - self.max_waiting + 1))
+            ticket = Ticket(self._next, owner)
+            self._next += 1
+            self._waiting[ticket.number] = ticket
+            return ticket
+
+    def _retry_after(self, answers: int) -> int:
+        typical = sum(self._service_s) / len(self._service_s) if self._service_s else DEFAULT_SERVICE_S
+        return max(5, math.ceil(typical * answers))
+
+    # -- waiting for the turn
+    def ahead(self, ticket: Ticket) -> int:
+        """Answers that will use the reader before this ticket (0 once it is serving)."""
+        with self._cond:
+            if ticket.number not in self._waiting:
+                return 0
+            return sum(1 for n in list(self._waiting) + list(self._busy) if n < ticket.number)
+
+    def acquire(self, ticket: Ticket, timeout: float | None = None) -> bool:
+        """Wait until it is this ticket's turn; True once it is serving."""
+        with self._cond:
+            if ticket.number in self._busy:
+                return True
+            if not self._cond.wait_for(lambda: self._serving == ticket.number, timeout=timeout):
+                return False
+            self._waiting.pop(ticket.number, None)
+            self._busy[ticket.number] = time.monotonic()
+            return True
+
+    def finish(self, ticket: Ticket) -> None:
+        """Done with the reader, or giving up the place; safe to call more than once."""
+        with self._cond:
+            started = self._busy.pop(ticket.number, None)
+            if started is not None:
+                self._service_s.append(time.monotonic() - started)
+            elif self._waiting.pop(ticket.number, None) is None:
+                return  # already finished
+            self._finished.add(ticket.number)
+            while self._serving in self._finished:
+                self._finished.discard(self._serving)
+                self._serving += 1
+            self._cond.notify_all()
+
+    def snapshot(self) -> dict:
+        with self._cond:
+            return {"waiting": len(self._waiting), "serving": len(self._busy), "max_waiting": self.max_waiting,
+                    "max_waiting_per_browser": self.max_waiting_per_owner}
