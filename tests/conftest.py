@@ -59,3 +59,32 @@ def runtime(corpus_dir):
 @pytest.fixture(scope="session")
 def index(runtime):
     return runtime.index
+
+
+# -- web fixtures (flaskr pattern); the helpers they use are in web_support.py
+@pytest.fixture(scope="session")
+def light_runtime(tmp_path_factory):
+    """A real Runtime over an empty data dir: direct answers work, anything needing retrieval
+    fails fast with the engine's "no index" error (so route tests never run the LLM)."""
+    from nistchat.engine.runtime import Runtime
+
+    return Runtime(make_settings(data_dir=tmp_path_factory.mktemp("no-index")))
+
+
+@pytest.fixture
+def app(tmp_path, light_runtime):
+    from .web_support import build_app  # web_support imports make_settings from here
+
+    return build_app(tmp_path, light_runtime)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+

@@ -8,7 +8,6 @@ import threading
 
 from nistchat.models import ConfigVersion
 
-from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
 from .web_support import ADMIN_PASSWORD, HX, count, csrf_token, login, post
 
 

@@ -6,7 +6,6 @@ import re
 
 from nistchat.models import Message
 
-from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
 from .web_support import (DIRECT_LABEL, HX, count, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
                           sse_events)
 

@@ -7,7 +7,6 @@ import io
 import json
 from datetime import date
 
-from .web_support import app, client, light_runtime  # noqa: F401  (fixtures)
 from .web_support import DIRECT_LABEL, HX, ask_and_stream, login
 
 MARKS_LABEL = "How do I read the support marks?"

@@ -1,4 +1,4 @@
-"""Fixtures and helpers for the web tests (flaskr pattern: app, client, runner).
+"""Helpers for the web tests; their fixtures (app, client, runner, light_runtime) are in conftest.py.
 
 The app gets a real SQLite file in a temp instance dir (migrated with the real migrations) and a
 real engine Runtime. Route tests use `light_runtime` (no index build, no model load: they ask
@@ -11,7 +11,6 @@ import json
 import re
 import time
 
-import pytest
 from werkzeug.security import generate_password_hash
 
 from nistchat import create_app
@@ -26,25 +25,12 @@ DIRECT_LABEL = "Which documents can I ask about?"  # a {label, answer} topic in 
 PROMPT_LABEL = "What is confabulation?"  # a {label, prompt} topic in the default config
 
 
-@pytest.fixture(scope="session")
-def light_runtime(tmp_path_factory):
-    """A real Runtime over an empty data dir: direct answers work, anything needing retrieval
-    fails fast with the engine's "no index" error (so route tests never run the LLM)."""
-    from nistchat.engine.runtime import Runtime
-    return Runtime(make_settings(data_dir=tmp_path_factory.mktemp("no-index")))
-
-
 def build_app(tmp_path, runtime, **config):
     overrides = config.pop("settings", {})
     settings = make_settings(tmp_path, admin_password_hash=ADMIN_HASH, **overrides)
     app = create_app({"SETTINGS": settings, "RUNTIME": runtime, **config})
     upgrade_database(app)
     return app
-
-
-@pytest.fixture
-def app(tmp_path, light_runtime):
-    return build_app(tmp_path, light_runtime)
 
 
 def _app(app_or_client):
@@ -66,16 +52,6 @@ def count(app_or_client, model) -> int:
     from nistchat.extensions import db
     with _app(app_or_client).app_context():
         return db.session.query(model).count()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
-
-
-@pytest.fixture
-def runner(app):
-    return app.test_cli_runner()
 
 
 def csrf_token(client, path: str = "/") -> str:
