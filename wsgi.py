@@ -1,8 +1,7 @@
 """WSGI entry point for any WSGI server (`waitress-serve wsgi:app`, gunicorn, ...). Like
 `nistchat serve`, it brings the database schema up to date before the first request (on a fresh
 instance every page would otherwise fail on missing tables)."""
-from nistchat import create_app
-from nistchat.commands.db import upgrade_database
+from nistchat.app import create_app, upgrade_database
 
 app = create_app()
 upgrade_database(app)

@@ -1,6 +1,10 @@
 """Flask extensions created unbound and attached in create_app (the init_app pattern), so tests
-can build many apps in one process."""
+can build many apps in one process; and the app's engine Runtime, which is an extension too."""
 from __future__ import annotations
+
+import threading
+
+from flask import Flask
 
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
@@ -14,6 +18,22 @@ db = SQLAlchemy()
 migrate = Migrate()
 csrf = CSRFProtect()
 limiter = Limiter(key_func=get_remote_address, storage_uri="memory://")
+
+RUNTIME_KEY = "nistchat_runtime"
+_runtime_lock = threading.Lock()
+
+
+def app_runtime(app: Flask):
+    """The app's engine Runtime, created on first use (models and index load lazily inside it)."""
+    runtime = app.extensions.get(RUNTIME_KEY)
+    if runtime is None:
+        with _runtime_lock:
+            runtime = app.extensions.get(RUNTIME_KEY)
+            if runtime is None:
+                from .engine import Runtime
+                runtime = Runtime(app.config["SETTINGS"])
+                app.extensions[RUNTIME_KEY] = runtime
+    return runtime
 
 
 @event.listens_for(Engine, "connect")

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nistchat.engine.backends import provision
-from nistchat.engine.backends.base import ModelMissing, parse_yes_no
+from nistchat.engine.errors import ModelMissing
+from nistchat.engine.backends.base import parse_yes_no
 from nistchat.engine.backends.select import ModelRegistry
 from tests.conftest import MODELS_DIR, make_settings
 
@@ -100,7 +101,7 @@ def test_installed_readers_match_published_sha256():
 
 def test_llama_reader_stall_is_timed_out():
     from nistchat.config import GGUF_MODELS
-    from nistchat.engine.backends.base import TimedOut
+    from nistchat.engine.errors import TimedOut
     from nistchat.engine.backends.embedded import LlamaCppReader
 
     gguf = MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nistchat.engine.backends import ollama as ob
-from nistchat.engine.backends.base import Interrupted, ModelMissing, TimedOut, Unreachable
+from nistchat.engine.errors import Interrupted, ModelMissing, TimedOut, Unreachable
 from nistchat.engine.backends.select import ModelRegistry
 from tests.conftest import make_settings
 from tests.fake_ollama import FakeOllamaServer

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from nistchat.cli import main
-from nistchat.engine.backends.base import Interrupted
+from nistchat.engine.errors import Interrupted
 from nistchat.engine.pipeline import LIST_DISCLAIMER
 from nistchat.engine.prompt import RETRY_INSTRUCTION
 

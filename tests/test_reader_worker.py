@@ -12,7 +12,7 @@ import time
 import pytest
 
 from nistchat.config import GGUF_MODELS
-from nistchat.engine.backends.base import BackendError, Interrupted, TimedOut
+from nistchat.engine.errors import BackendError, Interrupted, TimedOut
 from nistchat.engine.backends.select import ModelRegistry
 from nistchat.engine.backends.supervisor import ReaderWorker, WorkerReader, describe_exit
 from tests.conftest import MODELS_DIR, REPO, make_settings

@@ -4,11 +4,11 @@ real corpus index."""
 import pytest
 
 from nistchat.engine.catalog import Catalog, number_of
-from nistchat.engine.expand import ExpandConfig, count_tokens, expand
+from nistchat.engine.parent_expansion import ExpandConfig, count_tokens, expand
 from nistchat.engine.query import prepare, stated_count
-from nistchat.engine.rescore import BlendConfig, blend, normalised
+from nistchat.engine.score_blend import BlendConfig, blend, normalised
 from nistchat.engine.shape import item_count, states_number
-from nistchat.engine.search import RetrievalConfig
+from nistchat.engine.retriever import RetrievalConfig
 from nistchat.engine.types import Candidate, Parent
 
 DOCS = ["NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.800-4", "NIST.SP.800-218A", "NIST.AI.CI-Profile-Concept-Note"]
@@ -181,7 +181,7 @@ class WordVectors:
 
 def test_only_rare_query_words_are_expanded_and_only_to_close_corpus_words():
     import numpy as np
-    from nistchat.engine.expansion import ExpansionConfig, TermNeighbours
+    from nistchat.engine.query_expansion import ExpansionConfig, TermNeighbours
 
     postings = {w: (np.arange(df), np.ones(df)) for w, df in
                 {"counterproductive": 2, "monitoring": 60, "monitor": 30, "laboratory": 3, "misfire": 1}.items()}

@@ -143,7 +143,7 @@ def test_unconfigured_secret_key_is_replaced_by_a_kept_random_one(tmp_path):
     """The packaged default key is public: with it anyone could sign an admin session cookie."""
     from flask.sessions import SecureCookieSessionInterface
 
-    from nistchat import create_app
+    from nistchat.app import create_app
     from nistchat.config import Settings
 
     from .conftest import make_settings

@@ -13,8 +13,8 @@ import time
 
 from werkzeug.security import generate_password_hash
 
-from nistchat import create_app
-from nistchat.commands.db import upgrade_database
+from nistchat.app import create_app
+from nistchat.app import upgrade_database
 
 from .conftest import make_settings
 

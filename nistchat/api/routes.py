@@ -7,23 +7,15 @@ import json
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
-from .. import get_runtime
-from ..chat.routes import ask_rate_limit, check_question
-from ..chat.service import busy_status, submit
+from ..chat.service import ask_rate_limit, busy_status, check_question, submit
 from ..chat.store import visible_conversation
 from ..engine.queue import QueueFull
-from ..history.routes import history_page
-from ..logs.export import BadRange, date_range, jsonl, records
-from ..logs.routes import log_scope
+from ..history.service import history_page
+from ..logs.export import BadRange, date_range, jsonl, log_scope, records
 from ..topics.questions import find_topic, load
-from ..web import HIGHLIGHT_END, HIGHLIGHT_START, api_error
+from ..web import api_error, plain
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-
-def plain(highlighted: str) -> str:
-    """FTS5 highlight() output without its match marks."""
-    return highlighted.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_END, "")
 
 
 @bp.post("/ask")
@@ -47,7 +39,7 @@ def ask():
         topic = find_topic(config, text)
     app = current_app._get_current_object()
     try:
-        message, run = submit(app, get_runtime(app), text.strip(), topic, conversation)
+        message, run = submit(app, app_runtime(app), text.strip(), topic, conversation)
     except QueueFull as exc:
         response, status = api_error(busy_status(exc.scope), "busy", exc.message)
         return response, status, {"Retry-After": str(exc.retry_after_s)}

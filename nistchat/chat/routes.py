@@ -5,38 +5,19 @@ from __future__ import annotations
 from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request, session,
                    stream_with_context, url_for)
 
-from .. import get_runtime
 from ..auth import is_admin, owner_id
 from ..engine.queue import QueueFull
-from ..extensions import db, limiter
+from ..extensions import app_runtime, db
 from ..models import Message
 from ..topics.questions import find_topic, load
 from ..web import is_htmx
 from .progress import estimate_s, risk_class
 from .runs import registry, resume_or_abandon
-from .service import busy_status, submit
+from .service import ask_rate_limit, busy_status, check_question, submit
 from .store import current_conversation, visible_conversation
 from .stream import final_frames, sse_events
 
 bp = Blueprint("chat", __name__)
-
-
-def ask_limit() -> str:
-    return current_app.config["ASK_RATE_LIMIT"]
-
-
-# One budget per client for the page and the API: separate ones would double the allowed rate.
-ask_rate_limit = limiter.shared_limit(ask_limit, scope="ask")
-
-
-def check_question(text: str) -> str | None:
-    """Why a question cannot be asked, or None. Checked before anything touches a model."""
-    limit = current_app.config["SETTINGS"].max_question_chars
-    if not text.strip():
-        return "Please type a question first."
-    if len(text) > limit:
-        return f"That question is {len(text):,} characters long; the limit is {limit:,}. Please shorten it."
-    return None
 
 
 def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = "",
@@ -45,7 +26,7 @@ def chat_page(conversation, status: int = 200, problem: str | None = None, draft
     messages = conversation.messages if conversation else []
     return render_template("chat/index.html", conversation=conversation, messages=messages, topics=config,
                            problem=problem, problem_kind=problem_kind, draft=draft,
-                           self_test=get_runtime(current_app._get_current_object()).models.self_test_result,
+                           self_test=app_runtime(current_app._get_current_object()).models.self_test_result,
                            max_chars=current_app.config["SETTINGS"].max_question_chars), status
 
 
@@ -85,7 +66,7 @@ def ask():
         topic = find_topic(config, text)  # None if an admin renamed it meanwhile: asked as typed
     app = current_app._get_current_object()
     try:
-        message, run = submit(app, get_runtime(app), text.strip(), topic)
+        message, run = submit(app, app_runtime(app), text.strip(), topic)
     except QueueFull as exc:
         headers = {"Retry-After": str(exc.retry_after_s)}
         if is_htmx():
@@ -118,7 +99,7 @@ def stream(message_id: int):
     app = current_app._get_current_object()
     run = registry(app).get(message.id)
     if run is None and message.status == "pending":  # cut off by a server restart
-        run = resume_or_abandon(app, get_runtime(app), message)
+        run = resume_or_abandon(app, app_runtime(app), message)
     body = sse_events(run) if run is not None else final_frames(message.id)
     return Response(stream_with_context(body), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

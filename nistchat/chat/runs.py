@@ -13,9 +13,8 @@ from typing import Iterator
 
 from flask import Flask
 
-from ..engine.backends.base import BackendError
+from ..engine.errors import BackendError, IndexMissing
 from ..engine.queue import Ticket
-from ..engine.runtime import IndexMissing
 from ..logs import daily
 from .store import engine_history, finish_message
 

@@ -6,13 +6,32 @@ keeps their typed question and is told when to try again (`QueueFull`, HTTP 429 
 """
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, current_app
 
 from ..auth import owner_id
+from ..extensions import limiter
 from ..models import Conversation, Message
 from ..topics.questions import Topic
 from .runs import AnswerRun, registry
 from .store import start_message
+
+
+def ask_limit() -> str:
+    return current_app.config["ASK_RATE_LIMIT"]
+
+
+# One budget per client for the page and the API: separate ones would double the allowed rate.
+ask_rate_limit = limiter.shared_limit(ask_limit, scope="ask")
+
+
+def check_question(text: str) -> str | None:
+    """Why a question cannot be asked, or None. Checked before anything touches a model."""
+    limit = current_app.config["SETTINGS"].max_question_chars
+    if not text.strip():
+        return "Please type a question first."
+    if len(text) > limit:
+        return f"That question is {len(text):,} characters long; the limit is {limit:,}. Please shorten it."
+    return None
 
 
 def busy_status(scope: str) -> int:

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from .common import friendly_errors, get_runtime, print_json
+from .common import friendly_errors, cli_runtime, print_json
 
 JSON_KEYS = ("answer", "refused", "risk", "verified", "sentences", "retried", "disclaimer", "sources", "backend",
              "timings_ms")
@@ -48,7 +48,7 @@ def _print_report(final: dict, answer_shown: bool) -> None:
 @click.option("--no-stream", is_flag=True, help="Print the answer once it is complete.")
 def ask(question: str, as_json: bool, no_stream: bool) -> None:
     """Answer QUESTION from the corpus, with sources, risk class, verification and timings."""
-    runtime = get_runtime()
+    runtime = cli_runtime()
     stream = not (as_json or no_stream)
     final, streamed = None, {}
     with friendly_errors():

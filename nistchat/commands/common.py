@@ -9,11 +9,11 @@ import sys
 import click
 
 from ..config import ConfigError, load_settings
-from ..engine.backends.base import BackendError
-from ..engine.runtime import IndexMissing, Runtime
+from ..engine.errors import BackendError, IndexMissing
+from ..engine.runtime import Runtime
 
 
-def get_runtime() -> Runtime:
+def cli_runtime() -> Runtime:
     ctx = click.get_current_context()
     root = ctx.find_root()
     if not isinstance(root.obj, Runtime):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import get_runtime
+from .common import cli_runtime
 
 
 @click.group()
@@ -23,7 +23,7 @@ def download(dest: Path | None, timeout_s: float, force: bool) -> None:
     """Download the seven NIST publications (where there is internet)."""
     from ..engine.corpus_download import download_corpus
 
-    dest = dest or get_runtime().settings.corpus
+    dest = dest or cli_runtime().settings.corpus
     try:
         results = download_corpus(dest, timeout_s=timeout_s, overwrite=force, log=click.echo)
     except OSError as exc:

@@ -8,18 +8,11 @@ from ..config import ConfigError
 
 
 def make_app():
-    from .. import create_app
+    from ..app import create_app
     try:
         return create_app()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-
-
-def upgrade_database(app, revision: str = "head") -> None:
-    """Bring the schema to `revision` (the serve command calls this before listening)."""
-    from flask_migrate import upgrade
-    with app.app_context():
-        upgrade(revision=revision)
 
 
 @click.group()
@@ -31,6 +24,7 @@ def db() -> None:
 @click.argument("revision", default="head")
 def upgrade_command(revision: str) -> None:
     """Apply migrations up to REVISION (default: head)."""
+    from ..app import upgrade_database
     app = make_app()
     upgrade_database(app, revision)
     click.echo(f"database: {app.config['SETTINGS'].db_path} at {revision}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import friendly_errors, get_runtime, print_json
+from .common import friendly_errors, cli_runtime, print_json
 
 
 @click.group("eval")
@@ -25,7 +25,7 @@ def retrieval(k: int, golden: Path | None, modes: tuple[str, ...], as_json: bool
     """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only."""
     from ..engine.evaluate import MODES, evaluate, format_table, load_golden
 
-    runtime = get_runtime()
+    runtime = cli_runtime()
     from ..config import PROJECT_ROOT
 
     defaults = [runtime.settings.data_dir / "eval" / "golden.jsonl", PROJECT_ROOT / "data" / "eval" / "golden.jsonl"]

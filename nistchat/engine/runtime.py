@@ -7,12 +7,9 @@ from typing import Iterator
 
 from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
+from .errors import IndexMissing
 from .queue import ReaderQueue, Ticket
 from .types import Event, Retrieval
-
-
-class IndexMissing(RuntimeError):
-    """No built index under data/index: the message tells the user what to run."""
 
 
 class Runtime:
@@ -50,7 +47,7 @@ class Runtime:
 
     @property
     def retriever(self):
-        from .search import Retriever
+        from .retriever import Retriever
 
         with self._lock:
             if self._retriever is None:

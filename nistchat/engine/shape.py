@@ -1,7 +1,7 @@
 """How many items a list or table holds: "the six kinds of X" is answered by six items.
 
-Retrieval lifts lists and tables of the size a question names: the fused RRF list in search.py
-and the score blend in rescore.py count a parent's items the same way, here.
+Retrieval lifts lists and tables of the size a question names: the fused RRF list in retriever.py
+and the score blend in score_blend.py count a parent's items the same way, here.
 """
 from __future__ import annotations
 

@@ -8,6 +8,9 @@ import json
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Iterator
 
+from flask import abort, request
+
+from ..auth import is_admin, owner_id
 from ..models import Message
 
 FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", "answer", "refused", "risk",
@@ -90,3 +93,13 @@ def _defuse(row: dict) -> dict:
     """Spreadsheet formula injection: text cells that start with = + - @ tab or CR are quoted."""
     return {k: ("'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v)
             for k, v in row.items()}
+
+
+def log_scope() -> str | None:
+    """The request's owner filter (`?scope=own|all`): None means all users, which needs an admin."""
+    scope = request.args.get("scope", "all" if is_admin() else "own")
+    if scope == "all":
+        if not is_admin():
+            abort(403)
+        return None
+    return owner_id()

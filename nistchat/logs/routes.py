@@ -2,23 +2,12 @@
 messages, or with `?scope=all` (admins only; their default) everyone's."""
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, request, stream_with_context
+from flask import Blueprint, Response, request, stream_with_context
 
-from ..auth import is_admin, owner_id
 from ..web import render_error
-from .export import BadRange, csv_lines, date_range, jsonl, records
+from .export import BadRange, csv_lines, date_range, jsonl, log_scope, records
 
 bp = Blueprint("logs", __name__)
-
-
-def log_scope() -> str | None:
-    """Owner filter: None means all users, which needs an admin login."""
-    scope = request.args.get("scope", "all" if is_admin() else "own")
-    if scope == "all":
-        if not is_admin():
-            abort(403)
-        return None
-    return owner_id()
 
 
 def log_response(fmt: str) -> Response:

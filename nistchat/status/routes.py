@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from flask import Blueprint, current_app, jsonify, render_template, request
 
-from .. import get_runtime
 from ..chat.progress import estimate_s
 from ..chat.runs import registry
+from ..extensions import app_runtime
 from ..models import Message, utcnow
 
 bp = Blueprint("status", __name__)
@@ -25,7 +25,7 @@ def _size(path) -> int:
 def collect() -> dict:
     app = current_app._get_current_object()
     settings = app.config["SETTINGS"]
-    runtime = get_runtime(app)
+    runtime = app_runtime(app)
     try:
         roles = runtime.models.describe()
         roles_error = ""

@@ -1,37 +1,10 @@
-"""The four model roles as small protocols, and the typed errors every backend raises.
-
-Web and CLI layers catch `BackendError` and show `.message`; `.kind` matches the `error`
-event's kinds (unreachable | model_missing | timeout | interrupted).
-"""
+"""The four model roles as small protocols, and the MiniCheck prompt format they share.
+Backends raise the typed errors of `engine/errors.py`."""
 from __future__ import annotations
 
 from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
-
-
-class BackendError(RuntimeError):
-    kind = "unreachable"
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class Unreachable(BackendError):
-    kind = "unreachable"
-
-
-class ModelMissing(BackendError):
-    kind = "model_missing"
-
-
-class TimedOut(BackendError):
-    kind = "timeout"
-
-
-class Interrupted(BackendError):
-    kind = "interrupted"
 
 
 @runtime_checkable

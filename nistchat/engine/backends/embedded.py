@@ -13,7 +13,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .base import Interrupted, ModelMissing, TimedOut, minicheck_prompt, parse_yes_no
+from ..errors import Interrupted, ModelMissing, TimedOut
+from .base import minicheck_prompt, parse_yes_no
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -11,7 +11,8 @@ import httpx
 import numpy as np
 import ollama
 
-from .base import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable, minicheck_prompt, parse_yes_no
+from ..errors import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
+from .base import minicheck_prompt, parse_yes_no
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ...config import Settings
 from . import ollama as ollama_backend
-from .base import BackendError, ModelMissing, Unreachable
+from ..errors import BackendError, ModelMissing, Unreachable
 
 ROLES = ("embedder", "reranker", "reader", "verifier")
 RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after this (a short outage heals)

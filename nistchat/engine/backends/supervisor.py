@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from .base import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
+from ..errors import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
 from .ollama import OllamaReader
 
 START_TIMEOUT_S = 300.0  # a cold page cache on a slow disk; a warm 1.5B start takes ~2 s

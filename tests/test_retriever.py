@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nistchat.engine.expand import count_tokens
-from nistchat.engine.search import TIMING_KEYS, FastBM25, RetrievalConfig, Retriever
+from nistchat.engine.parent_expansion import count_tokens
+from nistchat.engine.retriever import TIMING_KEYS, FastBM25, RetrievalConfig, Retriever
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"

@@ -16,12 +16,12 @@ import numpy as np
 
 from . import fusion
 from .catalog import Catalog
-from .expand import ExpandConfig, count_tokens, expand
+from .parent_expansion import ExpandConfig, count_tokens, expand
 from .query import Query, identifier_regex, prepare
-from .expansion import ExpansionConfig, TermNeighbours
+from .query_expansion import ExpansionConfig, TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
-from .rescore import RULE as BLEND_RULE, BlendConfig, blend
+from .score_blend import RULE as BLEND_RULE, BlendConfig, blend
 from .shape import LIST_KINDS, item_count
 from .types import Candidate, Retrieval, Trace
 
@@ -45,7 +45,7 @@ class RetrievalConfig:
     definition_max_df: float = 0.5  # ... unless the question asks what one stands for ("GAI": a third)
     parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
     rerank_top_n: int = 20  # fused candidates the cross-encoder sees
-    fallback: str = "fused"  # no cross-encoder: "fused" (keep the RRF order) or "blend" (rescore.blend)
+    fallback: str = "fused"  # no cross-encoder: "fused" (keep the RRF order) or "blend" (score_blend.blend)
     blend: dict = field(default_factory=dict)  # BlendConfig overrides (top_n, dense, bm25, exact, ...)
     scope_named_docs: bool = True  # a question naming documents searches only them
     doc_aliases: dict = field(default_factory=dict)  # doc id -> extra names users call it by (catalog.py)
@@ -53,7 +53,7 @@ class RetrievalConfig:
     max_per_figure: int = 1
     pull_table_neighbours: bool = True
     whole_lists: bool = True  # list questions: list/table passages kept whole ...
-    whole_list_share: float = ExpandConfig.whole_list_share  # ... within this share of the budget (expand.py)
+    whole_list_share: float = ExpandConfig.whole_list_share  # ... within this share of the budget (parent_expansion.py)
     trace_depth: int = 30  # candidates per stage kept in the trace
 
     built_expansion: ExpansionConfig = field(init=False, repr=False, compare=False)
@@ -206,7 +206,7 @@ class Retriever:
         return ranked[:depth]
 
     def _neighbours_for(self, embedder) -> TermNeighbours | None:
-        """The vocabulary's nearest-term finder (expansion.py), built on first use (embeds ~4k words once)."""
+        """The vocabulary's nearest-term finder (query_expansion.py), built on first use (embeds ~4k words once)."""
         cfg = self.config.expansion_config()
         if not cfg.enabled or self.fast_bm25 is None:
             return None

@@ -12,7 +12,7 @@ RRF stays the fusion stage, since a cross-encoder wants its recall-minded order 
 Not the default (`[extra.retrieval] fallback = "blend"` turns it on): on the golden set it scores
 evidence-hit@6 0.947, MRR 0.738 against the RRF order's 0.934, 0.649, but it loses the AI 800-4
 categories for a heavy paraphrase whose evidence both retrievers rank only ~35th, where RRF's
-"found by both" still wins (tests/test_search.py). Measured by `nistchat eval retrieval`.
+"found by both" still wins (tests/test_retriever.py). Measured by `nistchat eval retrieval`.
 """
 from __future__ import annotations
 

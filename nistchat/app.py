@@ -1,0 +1,169 @@
+"""NISTChat web app factory (flaskr pattern): `create_app(test_config=None)`.
+
+test_config may carry `SETTINGS` (a Settings object), `SETTINGS_OVERRIDES` (dict for
+load_settings), `RUNTIME` (an engine Runtime to share, so tests load models once) and any
+Flask config keys. This module is the top of the web layer: it imports the blueprints; nothing
+imports it but the entry points (CLI, wsgi.py, tests).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import secrets
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from flask import Flask
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from .auth import is_admin, owner_id
+from .config import PROJECT_ROOT, Settings, load_settings
+from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
+from .web import find_source, highlight, htmx_assets, is_htmx, render_error, seconds
+
+_DEFAULT_SECRET = next(f.default for f in dataclasses.fields(Settings) if f.name == "secret_key")
+
+
+def site_secret(instance_dir: Path) -> str:
+    """The session-signing key when none is configured: random, made once and kept in
+    instance/secret_key (mode 600), so sessions survive restarts. The packaged default is public
+    (it is in the source), and anyone could sign an admin session with it."""
+    path = Path(instance_dir) / "secret_key"
+    if path.exists() and path.read_text(encoding="utf-8").strip():
+        return path.read_text(encoding="utf-8").strip()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # created with mode 600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(tmp, path)  # atomic: of two processes starting at once, one key wins
+        except FileExistsError:
+            if not path.read_text(encoding="utf-8").strip():  # an empty file left by a crash
+                os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    test_config = dict(test_config or {})
+    settings: Settings = test_config.pop("SETTINGS", None) or load_settings(
+        overrides=test_config.pop("SETTINGS_OVERRIDES", None))
+    runtime = test_config.pop("RUNTIME", None)
+    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+
+    app = Flask(__name__, instance_path=str(settings.instance_dir), instance_relative_config=True,
+                template_folder=str(PROJECT_ROOT / "templates"), static_folder=str(PROJECT_ROOT / "static"))
+    app.config.from_mapping(settings.as_flask_config())
+    app.config.from_mapping(
+        SQLALCHEMY_DATABASE_URI=f"sqlite:///{settings.db_path}",
+        SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"timeout": 15, "check_same_thread": False}},
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PERMANENT_SESSION_LIFETIME=timedelta(days=90),
+        WTF_CSRF_TIME_LIMIT=None,  # a chat tab stays open all day; the token is bound to the session
+        RATELIMIT_ENABLED=True,
+        RATELIMIT_HEADERS_ENABLED=True,
+        ASK_RATE_LIMIT=settings.extra.get("ask_rate_limit", "12 per minute"),
+        HTMX_SOURCE=settings.extra.get("htmx", "local"),  # local (offline, default) | cdn
+        P80_MIN_SAMPLES=int(settings.extra.get("p80_min_samples", 5)),
+        P80_DEFAULT_S={"LOW": float(settings.extra.get("p80_default_low_s", 30)),
+                       "HIGH": float(settings.extra.get("p80_default_high_s", 60))},
+        HISTORY_PAGE_SIZE=20,
+        HEARTBEAT_S=10.0,
+        MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+    )
+    app.config.update(test_config)
+    if app.config.get("SECRET_KEY") in (None, "", _DEFAULT_SECRET):
+        app.config["SECRET_KEY"] = site_secret(settings.instance_dir)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    csrf.init_app(app)
+    limiter.init_app(app)
+
+    app.extensions[RUNTIME_KEY] = runtime
+    _register(app)
+    return app
+
+
+def upgrade_database(app: Flask, revision: str = "head") -> None:
+    """Bring the schema to `revision` (serve and wsgi.py call this before the first request)."""
+    from flask_migrate import upgrade
+    with app.app_context():
+        upgrade(revision=revision)
+
+
+def _register(app: Flask) -> None:
+    from .admin.routes import bp as admin_bp
+    from .api.routes import bp as api_bp
+    from .chat.routes import bp as chat_bp
+    from .evals.routes import bp as evals_bp
+    from .history.routes import bp as history_bp
+    from .logs.routes import bp as logs_bp
+    from .status.routes import bp as status_bp
+    from .topics.routes import bp as topics_bp
+
+    for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, status_bp, api_bp):
+        app.register_blueprint(bp)
+    # JSON API for scripts: protected against CSRF by requiring a JSON body (a cross-site form
+    # cannot send application/json without a CORS preflight, which this app never grants).
+    csrf.exempt(api_bp)
+
+    assets = htmx_assets(app)
+    app.jinja_env.filters["highlight"] = highlight
+    app.jinja_env.filters["seconds"] = seconds
+    app.jinja_env.globals["ceil"] = math.ceil
+    app.jinja_env.globals["find_source"] = find_source
+
+    @app.context_processor
+    def _template_globals():
+        return {"htmx_assets": assets, "is_admin": is_admin(), "is_htmx": is_htmx()}
+
+    @app.before_request
+    def _ensure_owner():
+        owner_id()
+
+    @app.after_request
+    def _vary_on_htmx(response):
+        """Pages answer htmx with a partial and a browser with the full page at the same URL
+        (hx-push-url puts it in the address bar): caches must keep the two apart, or Back or a
+        reload can show a bare fragment."""
+        response.vary.update(("HX-Request", "HX-Target"))
+        return response
+
+    @app.errorhandler(CSRFError)
+    def _csrf_error(exc):
+        return render_error(f"The form expired or was sent without its security token ({exc.description}). "
+                            "Reload the page and try again.", 400, "Security check failed")
+
+    @app.errorhandler(403)
+    def _forbidden(_exc):
+        return render_error("This needs an administrator login.", 403, "Not allowed")
+
+    @app.errorhandler(404)
+    def _not_found(_exc):
+        return render_error("That page or conversation does not exist.", 404, "Not found")
+
+    @app.errorhandler(413)
+    def _too_large(_exc):
+        return render_error("The request is too large.", 413, "Too large")
+
+    @app.errorhandler(429)
+    def _rate_limited(exc):
+        return render_error(f"Too many questions from this computer ({exc.description}). Please wait a moment.",
+                            429, "Slow down")
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc):  # any other refusal (405, ...): our page, not werkzeug's
+        return render_error(exc.description or exc.name, exc.code or 500, exc.name)
+
+    @app.errorhandler(500)
+    def _server_error(_exc):
+        return render_error("The server hit an unexpected problem; it has been logged.", 500)
+
+
+

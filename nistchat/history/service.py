@@ -1,0 +1,30 @@
+"""The request's history view, shared by `/history` and `/api/history`: search hits for `?q=`,
+else conversations, one page of them, scoped to this browser (admin: everyone)."""
+from __future__ import annotations
+
+from flask import current_app, request
+
+from ..auth import is_admin, owner_id
+from .search import conversations, search
+
+
+def page_arg() -> int:
+    try:
+        return max(1, int(request.args.get("page", 1)))
+    except ValueError:
+        return 1
+
+
+def history_page() -> dict:
+    """The request's history view: search hits for `?q=`, else conversations, one page of them,
+    scoped to this browser (admin: everyone). Shared by the page and /api/history."""
+    q = request.args.get("q", "").strip()[:200]
+    page = page_arg()
+    size = current_app.config["HISTORY_PAGE_SIZE"]
+    scope = None if is_admin() else owner_id()
+    hits, rows = [], []
+    if q:
+        hits, total = search(q, scope, page, size)
+    else:
+        rows, total = conversations(scope, page, size)
+    return dict(q=q, page=page, size=size, total=total, hits=hits, rows=rows, pages=max(1, -(-total // size)))
