@@ -7,7 +7,6 @@ imports it but the entry points (CLI, wsgi.py, tests).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import secrets
@@ -24,7 +23,6 @@ from .config import PROJECT_ROOT, Settings, load_settings
 from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
 from .web import find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
-_DEFAULT_SECRET = next(f.default for f in dataclasses.fields(Settings) if f.name == "secret_key")
 
 
 def site_secret(instance_dir: Path) -> str:
@@ -57,8 +55,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app = Flask(__name__, instance_path=str(settings.instance_dir), instance_relative_config=True,
                 template_folder=str(PROJECT_ROOT / "templates"), static_folder=str(PROJECT_ROOT / "static"))
-    app.config.from_mapping(settings.as_flask_config())
     app.config.from_mapping(
+        SETTINGS=settings,  # the one typed configuration; blueprints read settings.web, settings.answer, ...
+        SECRET_KEY=settings.web.secret_key or site_secret(settings.instance_dir),
         SQLALCHEMY_DATABASE_URI=f"sqlite:///{settings.db_path}",
         SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"timeout": 15, "check_same_thread": False}},
         SESSION_COOKIE_HTTPONLY=True,
@@ -67,18 +66,9 @@ def create_app(test_config: dict | None = None) -> Flask:
         WTF_CSRF_TIME_LIMIT=None,  # a chat tab stays open all day; the token is bound to the session
         RATELIMIT_ENABLED=True,
         RATELIMIT_HEADERS_ENABLED=True,
-        ASK_RATE_LIMIT=settings.extra.get("ask_rate_limit", "12 per minute"),
-        HTMX_SOURCE=settings.extra.get("htmx", "local"),  # local (offline, default) | cdn
-        P80_MIN_SAMPLES=int(settings.extra.get("p80_min_samples", 5)),
-        P80_DEFAULT_S={"LOW": float(settings.extra.get("p80_default_low_s", 30)),
-                       "HIGH": float(settings.extra.get("p80_default_high_s", 60))},
-        HISTORY_PAGE_SIZE=20,
-        HEARTBEAT_S=10.0,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     app.config.update(test_config)
-    if app.config.get("SECRET_KEY") in (None, "", _DEFAULT_SECRET):
-        app.config["SECRET_KEY"] = site_secret(settings.instance_dir)
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)

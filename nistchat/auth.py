@@ -25,7 +25,7 @@ def is_admin() -> bool:
 
 
 def check_admin_password(password: str) -> bool:
-    stored = current_app.config["SETTINGS"].admin_password_hash
+    stored = current_app.config["SETTINGS"].web.admin_password_hash
     if not stored or not password:
         return False
     try:

@@ -1,12 +1,21 @@
-"""One place for configuration: defaults < instance/config.toml < NISTCHAT_* environment.
+"""One typed configuration: defaults < instance/config.toml < NISTCHAT_* environment < overrides.
 
-Plain Python (no Flask) so the engine, the CLI and the web app read the same values.
+Each setting is a field of one of the dataclasses below, with its one default. The TOML file has a
+table per section (`[backends]`, `[retrieval]`, `[answer]`, `[verify]`, `[refusal]`, `[risk]`,
+`[queue]`, `[web]`) and the paths at the top. Everything is checked when settings load: an
+unknown key, a wrong type or a value outside its choices is a `ConfigError` that names the key,
+so a typo fails at start-up instead of on the first question. Plain Python (no Flask): the
+engine, the CLI and the web app read the same object. `instance/config.example.toml` is written
+from these classes (`python -m nistchat.config > instance/config.example.toml`; a test checks it).
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import tomllib
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,35 +29,168 @@ GGUF_MODELS = {
 
 
 class ConfigError(ValueError):
-    """The site configuration cannot be read; the message says where and why."""
+    """The site configuration cannot be used; the message names the key and why."""
+
+
+def setting(default, doc: str, *, choices: tuple = (), env: str = "", minimum: float | None = None):
+    """A field with its one default, a line of documentation, and what load-time checks apply."""
+    meta = {"doc": doc, "choices": choices, "env": env, "minimum": minimum}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def section(kind, doc: str):
+    return field(default_factory=kind, metadata={"doc": doc})
+
+
+@dataclass
+class BackendSettings:
+    backend: str = setting("auto", "auto: Ollama when it answers and has reader_model, else embedded",
+                           choices=("auto", "ollama", "embedded"), env="NISTCHAT_BACKEND")
+    ollama_host: str = setting("http://127.0.0.1:11434", "Ollama server", env="OLLAMA_HOST")
+    reader_model: str = setting("qwen2.5:3b", "Ollama reader", env="NISTCHAT_READER_MODEL")
+    verifier_model: str = setting("bespoke-minicheck", "Ollama verifier (the reader judges if absent)",
+                                  env="NISTCHAT_VERIFIER_MODEL")
+    ollama_embedder: str = setting("", "e.g. bge-m3; empty keeps the local embedder", env="NISTCHAT_OLLAMA_EMBEDDER")
+    embedder: str = setting("all-MiniLM-L6-v2", "sentence-transformers name or local folder", env="NISTCHAT_EMBEDDER")
+    reranker: str = setting("cross-encoder/ms-marco-MiniLM-L-6-v2", "CrossEncoder name or folder; none disables",
+                            env="NISTCHAT_RERANKER")
+    gguf: str = setting("qwen2.5-coder-1.5b", "embedded reader: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or a .gguf path",
+                        env="NISTCHAT_GGUF")
+    timeout_s: float = setting(120.0, "longest stall of a model call (to the first token or between tokens)",
+                               env="NISTCHAT_TIMEOUT_S", minimum=0.001)
+    n_ctx: int = setting(4096, "llama.cpp context window", minimum=512)
+    threads: int = setting(0, "llama.cpp threads; 0 = all cores", minimum=0)
+    reader_process: str = setting("worker", "worker: llama.cpp in a child process (a crash costs one answer)",
+                                  choices=("worker", "inprocess"), env="NISTCHAT_READER_PROCESS")
+
+
+@dataclass
+class QueryExpansionSettings:
+    """BM25 query expansion: rare question words bring in the corpus words nearest to them."""
+    enabled: bool = setting(True, "expand rare question words with their nearest corpus words")
+    min_cos: float = setting(0.6, "nearest corpus words below this similarity are not added")
+    top: int = setting(3, "corpus words added per query word", minimum=0)
+    weight: float = setting(0.3, "an added word counts weight x cosine of a query word")
+    max_df: float = setting(0.03, "query words in more than this share of children are not expanded")
+    min_term_df: int = setting(2, "corpus words in fewer children than this are never added", minimum=1)
+
+
+@dataclass
+class BlendSettings:
+    """The no-cross-encoder score blend (`fallback = "blend"`, score_blend.py)."""
+    top_n: int = setting(50, "fused candidates re-scored", minimum=1)
+    dense: float = setting(0.5, "weight of the dense score")
+    bm25: float = setting(0.5, "weight of the BM25 score")
+    exact: float = setting(0.5, "weight of a verbatim identifier or acronym definition")
+    list_bonus: float = setting(0.1, "list question, candidate inside a list or table")
+    count_bonus: float = setting(0.5, "... with as many items as the question names")
+    doc_bonus: float = setting(0.2, "candidate from a document the question names")
+
+
+@dataclass
+class RetrievalSettings:
+    dense_depth: int = setting(50, "children taken from FAISS", minimum=1)
+    bm25_depth: int = setting(50, "children taken from BM25", minimum=1)
+    rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
+    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0, "count": 1.0},
+                            "RRF weight of each ranked list")
+    refs_window: int = setting(10, "fused candidates whose 'see Table N' references are followed (0: off)", minimum=0)
+    count_window: int = setting(20, "'the six X': six-item lists/tables among this many fused ones (0: off)", minimum=0)
+    exact_depth: int = setting(20, "children holding a query identifier verbatim (a third RRF list)", minimum=0)
+    acronym_max_df: float = setting(0.15, "acronyms in more children than this share say nothing")
+    definition_max_df: float = setting(0.5, "... unless the question asks what one stands for")
+    parent_decay: float = setting(0.0, "weight of a parent's 2nd, 3rd... matching child (0 = best child only)")
+    rerank_top_n: int = setting(20, "fused candidates the cross-encoder sees", minimum=1)
+    fallback: str = setting("fused", "no cross-encoder: fused keeps the RRF order, blend re-scores",
+                            choices=("fused", "blend"))
+    scope_named_docs: bool = setting(True, "a question naming documents searches only them")
+    doc_aliases: dict = setting({}, "doc id -> extra names users call it by")
+    max_per_section: int = setting(5, "passages from one heading path", minimum=1)
+    max_per_figure: int = setting(1, "figure passages from one heading path", minimum=1)
+    pull_table_neighbours: bool = setting(True, "a table passage brings its neighbouring rows")
+    whole_lists: bool = setting(True, "list questions keep list/table passages whole ...")
+    whole_list_share: float = setting(0.6, "... while those take at most this share of the budget")
+    trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
+    expansion: QueryExpansionSettings = section(QueryExpansionSettings, "BM25 query expansion")
+    blend: BlendSettings = section(BlendSettings, "the no-cross-encoder score blend")
+
+
+@dataclass
+class AnswerSettings:
+    k: int = setting(6, "passages handed to the reader", minimum=1)
+    context_tokens: int = setting(1800, "passage budget in the reader's prompt", env="NISTCHAT_CONTEXT_TOKENS",
+                                  minimum=100)
+    max_tokens: int = setting(320, "longest answer", minimum=1)
+    temperature: float = setting(0.0, "0 = greedy: the same question and passages give the same answer", minimum=0)
+    history_chars: int = setting(1000, "conversation memory sent to the reader (characters)", minimum=0)
+    max_question_chars: int = setting(2000, "longer questions are refused before any model call", minimum=1)
+
+
+@dataclass
+class VerifySettings:
+    mode: str = setting("high", "high: HIGH-risk answers (and weak retrieval) · always · never",
+                        choices=("high", "always", "never"))
+    weak_retrieval: bool = setting(True, "also verify answers whose retrieval score is under the median answerable one")
+    per_sentence: int = setting(2, "passages tried per sentence", minimum=1)
+    max_checks: int = setting(10, "verifier calls per answer (each is a model call)", minimum=0)
+    doc_chars: int = setting(1800, "passage length sent per check", minimum=100)
+
+
+@dataclass
+class RefusalSettings:
+    feature: str = setting("dense_max", "the retrieval score the gate compares")
+    threshold: float = setting(0.5266, "refuse below this score (scripts/calibrate_refusal.py)")
+    unknown_term_threshold: float = setting(0.6199, "refuse a question naming something the corpus never mentions "
+                                                    "when the score is below this")
+
+
+@dataclass
+class RiskSettings:
+    patterns: list = setting([], "replaces the whole risk table: [{kind, pattern, list}] (empty: the built-in one)")
+    patterns_extra: list = setting([], "added to the risk table: [{kind, pattern, list}]")
+
+
+@dataclass
+class QueueSettings:
+    max_waiting: int = setting(12, "answers that may wait for the reader, all browsers together (then 503)", minimum=1)
+    max_waiting_per_browser: int = setting(2, "answers one browser may have waiting (then 429)", minimum=1)
+
+
+@dataclass
+class WebSettings:
+    secret_key: str = setting("", "signs session cookies; empty: a random key kept in instance/secret_key",
+                              env="NISTCHAT_SECRET_KEY")
+    admin_password_hash: str = setting("", "empty = admin login off", env="NISTCHAT_ADMIN_PASSWORD_HASH")
+    port: int = setting(8000, "`nistchat serve` port", env="NISTCHAT_PORT", minimum=1)
+    ask_rate_limit: str = setting("12 per minute", "per client address, on POST /ask and /api/ask (Flask-Limiter)")
+    htmx: str = setting("local", "local: static/vendor (offline); cdn: pinned URLs with Subresource Integrity",
+                        choices=("local", "cdn"))
+    history_page_size: int = setting(20, "conversations or hits per History page", minimum=1)
+    heartbeat_s: float = setting(10.0, "seconds between keep-alives on a silent answer stream", minimum=0.1)
+    p80_min_samples: int = setting(5, "answers per risk class before the progress bar uses the measured P80", minimum=1)
+    p80_default_low_s: float = setting(30.0, "progress bar length before then, LOW-risk questions (seconds)")
+    p80_default_high_s: float = setting(60.0, "... HIGH-risk questions (verified sentence by sentence)")
 
 
 @dataclass
 class Settings:
-    instance_dir: Path = PROJECT_ROOT / "instance"
-    data_dir: Path = PROJECT_ROOT / "data"
-    corpus_dir: Path | None = None  # default: data_dir / "corpus"
-    models_root: Path | None = None  # default: data_dir / "models"
-    backend: str = "auto"  # auto | ollama | embedded
-    ollama_host: str = "http://127.0.0.1:11434"
-    reader_model: str = "qwen2.5:3b"  # Ollama reader
-    verifier_model: str = "bespoke-minicheck"  # Ollama verifier
-    ollama_embedder: str = ""  # e.g. "bge-m3"; empty keeps the local embedder
-    embedder: str = "all-MiniLM-L6-v2"  # name or local path of a sentence-transformers model
-    reranker: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"  # name or local path; "none" disables
-    gguf: str = "qwen2.5-coder-1.5b"  # key of GGUF_MODELS or a path to a .gguf file
-    secret_key: str = "dev-only-change-me"
-    admin_password_hash: str = ""
-    port: int = 8000
-    timeout_s: float = 120.0  # per model call
-    max_question_chars: int = 2000
-    context_tokens: int = 1800  # passage budget: 1500 -> 1800 measured hit@6 0.868 -> 0.908 for ~+1.2 s to first token
-    n_ctx: int = 4096
-    threads: int = 0  # llama.cpp threads; 0 = all cores
-    reader_process: str = "worker"  # worker: llama.cpp in a child process (a crash costs one answer) | inprocess
-    queue_max_waiting: int = 12  # answers that may wait for the reader, all browsers together (then 503)
-    queue_max_waiting_per_browser: int = 2  # answers one browser may have waiting (then 429)
-    extra: dict = field(default_factory=dict)
+    instance_dir: Path = setting(PROJECT_ROOT / "instance", "site config and the SQLite database",
+                                 env="NISTCHAT_INSTANCE_DIR")
+    data_dir: Path = setting(PROJECT_ROOT / "data", "built indexes (index/) and models (models/)",
+                             env="NISTCHAT_DATA_DIR")
+    corpus_dir: Path | None = setting(None, "the NIST documents (markdown or PDF); default data_dir/corpus",
+                                      env="NISTCHAT_CORPUS_DIR")
+    models_root: Path | None = setting(None, "embedded model files; default data_dir/models", env="NISTCHAT_MODELS_DIR")
+    backends: BackendSettings = section(BackendSettings, "model backends")
+    retrieval: RetrievalSettings = section(RetrievalSettings, "retrieval (nistchat/engine/retriever.py)")
+    answer: AnswerSettings = section(AnswerSettings, "the answer pipeline (nistchat/engine/pipeline.py)")
+    verify: VerifySettings = section(VerifySettings, "sentence verification (nistchat/engine/verify.py)")
+    refusal: RefusalSettings = section(RefusalSettings, "the refusal gate before generation (nistchat/engine/refusal.py)")
+    risk: RiskSettings = section(RiskSettings, "risk classes of questions (nistchat/engine/risk.py)")
+    queue: QueueSettings = section(QueueSettings, "the queue in front of the reader")
+    web: WebSettings = section(WebSettings, "the web app")
 
     @property
     def corpus(self) -> Path:
@@ -64,8 +206,8 @@ class Settings:
 
     @property
     def gguf_path(self) -> Path:
-        name = GGUF_MODELS.get(self.gguf)
-        return self.models_dir / name if name else Path(self.gguf).expanduser()
+        name = GGUF_MODELS.get(self.backends.gguf)
+        return self.models_dir / name if name else Path(self.backends.gguf).expanduser()
 
     @property
     def db_path(self) -> Path:
@@ -75,80 +217,205 @@ class Settings:
     def questions_path(self) -> Path:
         return self.instance_dir / "questions_config.json"
 
-    def as_flask_config(self) -> dict:
-        """Upper-case keys for app.config, plus the settings object itself."""
-        values = {f.name.upper(): getattr(self, f.name) for f in dataclasses.fields(self)}
-        values["SETTINGS"] = self
-        return values
+
+# -- loading and checking
+
+def _hints(kind) -> dict:
+    return typing.get_type_hints(kind)
 
 
-_PATH_FIELDS = {"instance_dir", "data_dir", "corpus_dir", "models_root"}
-_ENV = {
-    "NISTCHAT_DATA_DIR": "data_dir",
-    "NISTCHAT_CORPUS_DIR": "corpus_dir",
-    "NISTCHAT_MODELS_DIR": "models_root",
-    "NISTCHAT_BACKEND": "backend",
-    "OLLAMA_HOST": "ollama_host",
-    "NISTCHAT_READER_MODEL": "reader_model",
-    "NISTCHAT_VERIFIER_MODEL": "verifier_model",
-    "NISTCHAT_OLLAMA_EMBEDDER": "ollama_embedder",
-    "NISTCHAT_EMBEDDER": "embedder",
-    "NISTCHAT_RERANKER": "reranker",
-    "NISTCHAT_GGUF": "gguf",
-    "NISTCHAT_SECRET_KEY": "secret_key",
-    "NISTCHAT_ADMIN_PASSWORD_HASH": "admin_password_hash",
-    "NISTCHAT_PORT": "port",
-    "NISTCHAT_TIMEOUT_S": "timeout_s",
-    "NISTCHAT_CONTEXT_TOKENS": "context_tokens",
-    "NISTCHAT_READER_PROCESS": "reader_process",
-}
+def _is_section(kind) -> bool:
+    return isinstance(kind, type) and dataclasses.is_dataclass(kind)
 
 
-_KINDS = {f.name: f.type for f in dataclasses.fields(Settings)}
-
-
-def _coerce(name: str, value, base: Path):
-    if name not in _KINDS:
-        raise ConfigError(f"unknown setting {name!r}")
-    if name in _PATH_FIELDS:
+def _coerce(kind, value, key: str, meta: dict, base: Path):
+    """`value` as the field's type; strings (from the environment) are parsed."""
+    if typing.get_origin(kind) in (typing.Union, types.UnionType):  # only `Path | None` here
         if value in (None, ""):
             return None
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else (base / p).resolve()
-    kind = _KINDS[name]
-    try:
-        if kind == "int":
-            return int(value)
-        if kind == "float":
-            return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"setting {name!r} must be a number, got {value!r}") from None
-    if name == "backend" and value not in ("auto", "ollama", "embedded"):
-        raise ConfigError(f"backend must be auto, ollama or embedded, got {value!r}")
-    if name == "reader_process" and value not in ("worker", "inprocess"):
-        raise ConfigError(f"reader_process must be worker or inprocess, got {value!r}")
-    return value
+        kind = next(a for a in typing.get_args(kind) if a is not type(None))
+    if kind is Path:
+        if not isinstance(value, (str, Path)):
+            raise ConfigError(f"setting {key!r} must be a path, got {value!r}")
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (base / path).resolve()
+    if kind is bool:
+        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return value.lower() in ("1", "true", "yes", "on")
+        if not isinstance(value, bool):
+            raise ConfigError(f"setting {key!r} must be true or false, got {value!r}")
+        return value
+    if kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ConfigError(f"setting {key!r} must be a number, got {value!r}")
+        try:
+            if kind is float:
+                number = float(value)
+            elif isinstance(value, float):
+                number = int(value) if value.is_integer() else None
+            else:
+                number = int(value)
+        except ValueError:
+            number = None
+        if number is None:
+            raise ConfigError(f"setting {key!r} must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
+        if meta.get("minimum") is not None and number < meta["minimum"]:
+            raise ConfigError(f"setting {key!r} must be at least {meta['minimum']}, got {number}")
+        return number
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"setting {key!r} must be a string, got {value!r}")
+        if meta.get("choices") and value not in meta["choices"]:
+            raise ConfigError(f"setting {key!r} must be one of {', '.join(meta['choices'])}, got {value!r}")
+        return value
+    for container in (dict, list):
+        if kind is container:
+            if not isinstance(value, container):
+                raise ConfigError(f"setting {key!r} must be a {'table' if container is dict else 'list'}, got {value!r}")
+            return value
+    raise ConfigError(f"setting {key!r} has an unsupported type {kind!r}")  # pragma: no cover - a schema bug
+
+
+def _build(kind, data: dict, prefix: str, base: Path, start=None):
+    """An instance of the section `kind` from `start` (or the defaults) updated by `data`."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"[{prefix.rstrip('.')}] must be a table, got {data!r}")
+    known = {f.name: f for f in dataclasses.fields(kind)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        where = f"in [{prefix.rstrip('.')}]" if prefix else "at the top level"
+        homes = [key for key, _f, _t in schema() if key.rsplit(".", 1)[-1] == unknown[0]]
+        hint = f"; it belongs under [{homes[0].rsplit('.', 1)[0]}]" if len(homes) == 1 and "." in homes[0] else \
+            f"; known: {', '.join(known)}"
+        raise ConfigError(f"unknown setting {prefix}{unknown[0]!s} ({where}{hint})")
+    hints = _hints(kind)
+    values = {}
+    for name, f in known.items():
+        current = getattr(start, name) if start is not None else None
+        if name not in data:
+            if current is not None or start is not None:
+                values[name] = current
+            continue
+        if _is_section(hints[name]):
+            values[name] = _build(hints[name], data[name], f"{prefix}{name}.", base, current)
+        else:
+            values[name] = _coerce(hints[name], data[name], prefix + name, f.metadata, base)
+    return kind(**values)
+
+
+def updated(obj, changes: dict, label: str = ""):
+    """A copy of a settings object (or one section) with `changes` applied and checked; nested
+    sections may be given as tables, e.g. updated(retrieval, {"expansion": {"enabled": False}})."""
+    return _build(type(obj), changes, f"{label}." if label else "", Path.cwd(), obj)
+
+
+def schema(kind=Settings, prefix: str = ""):
+    """(dotted key, field, type) for every setting, sections depth-first."""
+    hints = _hints(kind)
+    for f in dataclasses.fields(kind):
+        if _is_section(hints[f.name]):
+            yield from schema(hints[f.name], f"{prefix}{f.name}.")
+        else:
+            yield prefix + f.name, f, hints[f.name]
+
+
+def _nest(dotted: dict) -> dict:
+    """{"backends.gguf": x} -> {"backends": {"gguf": x}}."""
+    out: dict = {}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = out
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
+def _overrides(overrides: dict) -> dict:
+    """Overrides as nested tables. Keys may be dotted ("backends.gguf") or a setting's own name
+    when it is unique ("gguf"), which keeps scripts and tests short."""
+    by_leaf: dict[str, list[str]] = {}
+    for key, _f, _t in schema():
+        by_leaf.setdefault(key.rsplit(".", 1)[-1], []).append(key)
+    dotted = {}
+    for key, value in overrides.items():
+        if "." not in key and key not in {f.name for f in dataclasses.fields(Settings)}:
+            paths = by_leaf.get(key, [])
+            if len(paths) != 1:
+                raise ConfigError(f"unknown setting {key!r}" if not paths else
+                                  f"setting {key!r} is ambiguous: say {' or '.join(paths)}")
+            key = paths[0]
+        dotted[key] = value
+    return _nest(dotted)
 
 
 def load_settings(instance_dir: Path | None = None, overrides: dict | None = None,
                   environ: dict | None = None) -> Settings:
-    """Build Settings from defaults, then instance/config.toml, then the environment, then overrides."""
+    """Defaults, then instance/config.toml, then the environment, then `overrides`, each checked."""
     environ = os.environ if environ is None else environ
     instance_dir = Path(instance_dir or environ.get("NISTCHAT_INSTANCE_DIR") or PROJECT_ROOT / "instance")
-    values: dict = {"instance_dir": instance_dir}
+    settings = Settings(instance_dir=instance_dir)
     site = instance_dir / "config.toml"
     if site.exists():
         try:
             data = tomllib.loads(site.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{site}: not valid TOML ({exc})") from None
-        for key, value in data.items():
-            values[key] = _coerce(key, value, instance_dir)
-    for env_key, name in _ENV.items():
-        if environ.get(env_key):
-            values[name] = _coerce(name, environ[env_key], Path.cwd())
-    for key, value in (overrides or {}).items():
-        values[key] = _coerce(key, value, Path.cwd()) if key in _PATH_FIELDS else value
-    if values.get("backend", "auto") not in ("auto", "ollama", "embedded"):
-        raise ConfigError(f"backend must be auto, ollama or embedded, got {values['backend']!r}")
-    return Settings(**values)
+        try:
+            settings = _build(Settings, data, "", instance_dir, settings)
+        except ConfigError as exc:
+            raise ConfigError(f"{site}: {exc}") from None
+    from_env = {key: environ[f.metadata["env"]] for key, f, _t in schema()
+                if f.metadata.get("env") and f.metadata["env"] != "NISTCHAT_INSTANCE_DIR" and environ.get(f.metadata["env"])}
+    settings = _build(Settings, _nest(from_env), "", Path.cwd(), settings)
+    return _build(Settings, _overrides(overrides or {}), "", Path.cwd(), settings)
+
+
+def example_toml() -> str:
+    """instance/config.example.toml, written from the dataclasses (every key, its default, its doc)."""
+    import json
+
+    def show(value) -> str:
+        if isinstance(value, Path):
+            try:
+                return json.dumps("../" + str(value.relative_to(PROJECT_ROOT)))
+            except ValueError:
+                return json.dumps(str(value))
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, dict):
+            return "{ " + ", ".join(f"{json.dumps(k)} = {show(v)}" for k, v in value.items()) + " }" if value else "{}"
+        if isinstance(value, (list, str)):
+            return json.dumps(value)
+        return repr(value)
+
+    lines = ["# NISTChat site configuration: copy to instance/config.toml and uncomment what you change.",
+             "# Precedence: built-in defaults < this file < NISTCHAT_* environment variables.",
+             "# Relative paths are resolved against the instance/ folder. Unknown keys are errors.",
+             "# Generated from nistchat/config.py: python -m nistchat.config > instance/config.example.toml", ""]
+    defaults = Settings()
+    current = None
+    for key, f, _t in schema():
+        table, _, name = key.rpartition(".")
+        if key.startswith("instance_dir"):
+            continue
+        if table != current:
+            current = table
+            doc = ""
+            owner = defaults
+            for part in table.split(".") if table else []:
+                doc = next(x.metadata.get("doc", "") for x in dataclasses.fields(owner) if x.name == part)
+                owner = getattr(owner, part)
+            lines += ["", f"# [{table}]  # {doc}" if table else "# (top level)"]
+        value = defaults
+        for part in key.split("."):
+            value = getattr(value, part)
+        env = f"  (env {f.metadata['env']})" if f.metadata.get("env") else ""
+        choices = f"  [{' | '.join(f.metadata['choices'])}]" if f.metadata.get("choices") else ""
+        shown = show(value) if value is not None else '""'
+        lines.append(f"# {name} = {shown}    # {f.metadata.get('doc', '')}{choices}{env}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(example_toml())

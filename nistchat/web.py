@@ -43,7 +43,7 @@ def find_source(sources, ref):
 
 def htmx_assets(app: Flask) -> list[dict]:
     pins = json.loads((PROJECT_ROOT / "static" / "htmx-pins.json").read_text(encoding="utf-8"))
-    cdn = app.config.get("HTMX_SOURCE") == "cdn"
+    cdn = app.config["SETTINGS"].web.htmx == "cdn"
     return [{"src": pin["cdn"] if cdn else f"/static/vendor/{pin['local']}",
              "integrity": pin["integrity"] if cdn else None} for pin in pins.values()]
 

@@ -60,9 +60,8 @@ def timed_answer(runtime: Runtime, question: str) -> dict:
             "retried": final["retried"], "flagged": unsupported > 0, "answer": final["answer"][:300]}
 
 
-def make_runtime(reader: str, base_settings) -> Runtime:
-    settings = load_settings(overrides={"gguf": reader})
-    settings.extra.update(base_settings.extra)
+def make_runtime(reader: str) -> Runtime:
+    settings = load_settings(overrides={"gguf": reader})  # the site's config.toml applies too
     runtime = Runtime(settings)
     t = time.perf_counter()
     runtime.retrieve("warm-up question about AI risk", k=6)
@@ -88,7 +87,6 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON line per answer as well")
     args = ap.parse_args()
 
-    base = load_settings()
     rows = [json.loads(line) for line in args.golden.read_text(encoding="utf-8").splitlines() if line.strip()]
     answerable = [r for r in rows if r["category"] != "negative"]
     negatives = [r for r in rows if r["category"] == "negative"]
@@ -97,7 +95,7 @@ def main() -> int:
     first_runtime, results = None, {}
 
     for reader in readers:
-        runtime = make_runtime(reader, base)
+        runtime = make_runtime(reader)
         first_runtime = first_runtime or runtime
         results[reader] = []
         print(f"\n== {reader}: {len(sample)} golden questions")

@@ -6,7 +6,7 @@ threshold by a stated rule: the largest threshold that wrongly refuses at most M
 answerable questions — the post-generation checks catch what the gate lets through. The second rule
 (a named term the corpus never mentions AND a score below the median answerable score) gets its
 threshold from the same distributions. Copy the printed thresholds into nistchat/engine/refusal.py
-(REFUSAL_THRESHOLD, UNKNOWN_TERM_THRESHOLD) with the counts.
+([refusal] threshold and unknown_term_threshold) with the counts.
 
     python scripts/calibrate_refusal.py [--golden data/eval/golden.jsonl] [--max-wrong 0.05] [--json]
 """
@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 
 from nistchat.config import load_settings
-from nistchat.engine.refusal import FEATURES, REFUSAL_FEATURE, stated_ids, unknown_terms, vocabulary
+from nistchat.config import RefusalSettings
+from nistchat.engine.refusal import FEATURES, stated_ids, unknown_terms, vocabulary
 from nistchat.engine.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,7 @@ def main() -> int:
         print(f"   rule: largest threshold refusing <= {args.max_wrong:.0%} of answerable -> "
               f"threshold {choice['threshold']:.4f}: refuses {choice['negatives_refused']}/{choice['negatives']} "
               f"negatives, {choice['answerable_refused']}/{choice['answerable']} answerable")
-        if name != REFUSAL_FEATURE:
+        if name != RefusalSettings().feature:
             continue
         t2 = round(statistics.median(ans), 4)
 
@@ -105,7 +106,7 @@ def main() -> int:
         neg_ref = sum(1 for i in refused if group_of[i] == "negative")
         ans_ref = sum(1 for i in refused if group_of[i] == "answerable")
         print(f"   both rules: refuse {neg_ref}/{len(neg)} negatives, {ans_ref}/{len(ans)} answerable "
-              f"-> REFUSAL_THRESHOLD = {choice['threshold']:.4f}, UNKNOWN_TERM_THRESHOLD = {t2:.4f}")
+              f"-> [refusal] threshold = {choice['threshold']:.4f}, unknown_term_threshold = {t2:.4f}")
     return 0
 
 

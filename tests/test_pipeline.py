@@ -23,9 +23,9 @@ OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 def rt(runtime, monkeypatch):
     """The session runtime with short generations and a small verification budget (test speed)."""
     runtime.models.get("verifier")  # built now, around the real reader, before any test double is swapped in
-    for key, value in {"answer_max_tokens": 80, "answer_context_tokens": 700, "verify_max_checks": 4,
-                       "verify_per_sentence": 2}.items():
-        monkeypatch.setitem(runtime.settings.extra, key, value)
+    for section, key, value in (("answer", "max_tokens", 80), ("answer", "context_tokens", 700),
+                                ("verify", "max_checks", 4), ("verify", "per_sentence", 2)):
+        monkeypatch.setattr(getattr(runtime.settings, section), key, value)
     return runtime
 
 
@@ -142,7 +142,7 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
     use_reader(monkeypatch, rt, ScriptedReader(BAD_CITATION, "cites a passage never shown"))
-    monkeypatch.setitem(rt.settings.extra, "verify", "never")  # only the bad-citation sentence is checked
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")  # only the bad-citation sentence is checked
     events, types = run(rt, "Tell me about TEVV in the AI RMF.")
     final = events[-1].data
     n = len(events[0].data["passages"])
@@ -158,7 +158,7 @@ def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
 def test_a_list_of_another_length_than_the_question_asks_for_is_flagged(rt, monkeypatch):
     three = ("The four functions of the AI RMF Core are:\n- GOVERN: a culture of risk management.\n"
              "- MAP: context is recognized.\n- MEASURE: risks are assessed.")
-    monkeypatch.setitem(rt.settings.extra, "verify", "never")  # no judge calls: only the string rules run
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")  # no judge calls: only the string rules run
     question = "What are the four functions of the AI RMF Core?"
     use_reader(monkeypatch, rt, ScriptedReader(three, "lists three of four"))
     final = run(rt, question)[0][-1].data
@@ -212,7 +212,7 @@ def test_list_question_carries_the_disclaimer_and_cli_json_contract(rt, monkeypa
             yield "The AI RMF core has four functions: GOVERN, MAP, MEASURE and MANAGE [1]."
 
     use_reader(monkeypatch, rt, ScriptedListReader())
-    monkeypatch.setitem(rt.settings.extra, "verify", "never")
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
     result = CliRunner().invoke(main, ["ask", "--json", "List the four functions of the AI RMF core."], obj=rt)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output.strip().splitlines()[-1])
@@ -223,3 +223,20 @@ def test_list_question_carries_the_disclaimer_and_cli_json_contract(rt, monkeypa
 
     bad = CliRunner().invoke(main, ["ask", ""], obj=rt)
     assert bad.exit_code == 1 and "bad_input" in bad.output and "Traceback" not in bad.output
+
+
+def test_ask_returns_a_typed_answer_or_failure(rt, monkeypatch):
+    """The Python front door: the same pipeline, its final event as an Answer, its error as a Failure."""
+    from nistchat.engine import Answer, Failure, Source, Verdict
+
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
+    use_reader(monkeypatch, rt, ScriptedReader(BAD_CITATION, "cites a passage never shown"))
+    result = rt.ask("Tell me about TEVV in the AI RMF.")
+    assert isinstance(result, Answer) and not result.refused and "[9]" not in result.text
+    assert result.sources and all(isinstance(s, Source) for s in result.sources)
+    assert all(isinstance(v, Verdict) for v in result.sentences) and result.timings_ms["total"] > 0
+    failed = rt.ask("   ")
+    assert isinstance(failed, Failure) and failed.kind == "bad_input" and failed.partial == ""
+    use_reader(monkeypatch, rt, StopsMidAnswerReader(rt.models.get("reader"), 3))
+    cut = rt.ask("What are the four functions of the AI RMF Core?")
+    assert isinstance(cut, Failure) and cut.kind == "interrupted" and cut.partial

@@ -1,6 +1,9 @@
 """The pre-generation gate and the refusal message (threshold itself: scripts/calibrate_refusal.py)."""
 from nistchat.config import load_settings
-from nistchat.engine.refusal import CORPUS_COVERS, REFUSAL_THRESHOLD, gate, message
+from nistchat.config import RefusalSettings
+from nistchat.engine.refusal import CORPUS_COVERS, gate, message
+
+REFUSAL_THRESHOLD = RefusalSettings().threshold
 from nistchat.engine.types import Passage, Retrieval, Trace
 
 
@@ -19,7 +22,7 @@ def test_gate_refuses_below_threshold_only(tmp_path):
 
 
 def test_threshold_override_from_settings(tmp_path):
-    settings = load_settings(instance_dir=tmp_path, environ={}, overrides={"extra": {"refusal_threshold": 0.95}})
+    settings = load_settings(instance_dir=tmp_path, environ={}, overrides={"refusal.threshold": 0.95})
     g = gate(retrieval(0.9), settings)
     assert g.refuse and g.threshold == 0.95 and g.feature == "dense_max"
 
@@ -31,7 +34,8 @@ def test_message_says_what_is_covered_and_the_closest_sources():
 
 
 def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
-    from nistchat.engine.refusal import UNKNOWN_TERM_THRESHOLD, named_terms, unknown_terms
+    from nistchat.engine.refusal import named_terms, unknown_terms
+    UNKNOWN_TERM_THRESHOLD = RefusalSettings().unknown_term_threshold
 
     settings = load_settings(instance_dir=tmp_path, environ={})
     vocab = {"nist", "govern", "1.2", "ai", "rmf"}

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from nistchat.engine.parent_expansion import count_tokens
-from nistchat.engine.retriever import TIMING_KEYS, FastBM25, RetrievalConfig, Retriever
+from nistchat.config import ConfigError, RetrievalSettings, load_settings
+from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
@@ -61,7 +62,7 @@ def test_k_and_budget(retriever, runtime):
     for k in (1, 3, 8):
         r = retriever.retrieve("How should organizations monitor AI systems after deployment?", k=k)
         assert 1 <= len(r.passages) <= k
-        assert sum(count_tokens(p.text) for p in r.passages) <= runtime.settings.context_tokens
+        assert sum(count_tokens(p.text) for p in r.passages) <= runtime.settings.answer.context_tokens
     with pytest.raises(ValueError):
         retriever.retrieve("x", k=0)
     with pytest.raises(ValueError):
@@ -111,7 +112,7 @@ def test_reranker_plumbing_with_a_real_checkpoint(runtime):
 
     model = CrossEncoderReranker(MINILM)  # random head: scores are real model outputs, not meaningful
     r = Retriever(runtime.index, Models(runtime.models, model), runtime.settings,
-                  RetrievalConfig(rerank_top_n=8))
+                  RetrievalSettings(rerank_top_n=8))
     out = r.retrieve("What is confabulation?")
     stage = out.trace.stage("rerank")
     assert len(stage.items) == 8 and "reranked top 8" in stage.note
@@ -130,16 +131,13 @@ def test_fast_bm25_matches_rank_bm25(runtime):
         assert np.allclose(fast.scores(tokens), bm25.get_scores(tokens))
 
 
-def test_config_overrides_from_settings(runtime):
-    import copy
-
-    s = copy.copy(runtime.settings)
-    s.extra = {"retrieval": {"dense_depth": 7, "max_per_section": 1}}
-    cfg = RetrievalConfig.from_settings(s)
-    assert cfg.dense_depth == 7 and cfg.max_per_section == 1 and cfg.bm25_depth == RetrievalConfig().bm25_depth
-    s.extra = {"retrieval": {"no_such_knob": 1}}
-    with pytest.raises(ValueError):
-        RetrievalConfig.from_settings(s)
+def test_config_overrides_from_settings(tmp_path):
+    (tmp_path / "config.toml").write_text("[retrieval]\ndense_depth = 7\nmax_per_section = 1\n", encoding="utf-8")
+    cfg = load_settings(instance_dir=tmp_path, environ={}).retrieval
+    assert cfg.dense_depth == 7 and cfg.max_per_section == 1 and cfg.bm25_depth == RetrievalSettings().bm25_depth
+    (tmp_path / "config.toml").write_text("[retrieval]\nno_such_knob = 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="no_such_knob"):
+        load_settings(instance_dir=tmp_path, environ={})
 
 
 def test_exact_identifier_list(retriever):

@@ -51,12 +51,12 @@ def test_whitespace_and_case_do_not_matter():
 
 def test_table_is_replaceable_and_extendable_from_settings(tmp_path):
     replaced = load_settings(instance_dir=tmp_path, environ={},
-                             overrides={"extra": {"risk_patterns": [{"kind": "custom", "pattern": r"\bfoo\b"}]}})
+                             overrides={"risk.patterns": [{"kind": "custom", "pattern": r"\bfoo\b"}]})
     assert classify("what is foo?", replaced).kinds == ["custom"]
     assert classify("What are the six categories?", replaced).level == "LOW"  # defaults gone
 
-    extended = load_settings(instance_dir=tmp_path, environ={}, overrides={"extra": {"risk_patterns_extra": [
-        {"kind": "list", "pattern": r"\bsummari[sz]e every\b", "list": True}]}})
+    extended = load_settings(instance_dir=tmp_path, environ={}, overrides={"risk.patterns_extra": [
+        {"kind": "list", "pattern": r"\bsummari[sz]e every\b", "list": True}]})
     risk = classify("Summarise every monitoring category", extended)
     assert risk.is_list and risk.level == "HIGH"
     assert classify("What are the six categories?", extended).is_list  # defaults kept

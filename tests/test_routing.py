@@ -6,9 +6,9 @@ import pytest
 from nistchat.engine.catalog import Catalog, number_of
 from nistchat.engine.parent_expansion import ExpandConfig, count_tokens, expand
 from nistchat.engine.query import prepare, stated_count
-from nistchat.engine.score_blend import BlendConfig, blend, normalised
+from nistchat.config import BlendSettings, ConfigError, QueryExpansionSettings, RetrievalSettings, updated
+from nistchat.engine.score_blend import blend, normalised
 from nistchat.engine.shape import item_count, states_number
-from nistchat.engine.retriever import RetrievalConfig
 from nistchat.engine.types import Candidate, Parent
 
 DOCS = ["NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.800-4", "NIST.SP.800-218A", "NIST.AI.CI-Profile-Concept-Note"]
@@ -72,11 +72,11 @@ def test_blend_keeps_a_strong_single_retriever_match_and_applies_priors():
              Candidate("lst-0", "lst", 0.015), Candidate("tail-0", "tail", 0.001)]
     lists = {"dense": [("dense_top-0", 0.9), ("both-0", 0.55), ("lst-0", 0.5)],
              "bm25": [("x", 6.0), ("both-0", 4.0), ("lst-0", 3.5), ("y", 1.0)]}
-    out = blend(list(cands), lists, parents, BlendConfig(top_n=3))
+    out = blend(list(cands), lists, parents, BlendSettings(top_n=3))
     assert [c.child_id for c in out][:2] == ["dense_top-0", "both-0"]  # RRF had "both" first
     assert out[-1].child_id == "tail-0" and "blend" not in out[-1].scores  # outside the window
     shaped = blend([Candidate(c.child_id, c.parent_id, 0.0) for c in cands], lists, parents,
-                   BlendConfig(top_n=3), wants_list=True, count=3, docs=["E"])
+                   BlendSettings(top_n=3), wants_list=True, count=3, docs=["E"])
     assert shaped[0].child_id == "lst-0"
     assert shaped[0].scores["blend"] == pytest.approx(0.5 * 0.0 + 0.5 * 0.5 + 0.1 + 0.5 + 0.2)
 
@@ -97,10 +97,10 @@ def test_list_questions_keep_lists_whole():
 
 
 def test_retrieval_config_rejects_unknown_fallback_settings():
-    with pytest.raises(ValueError, match="fallback"):
-        RetrievalConfig(fallback="magic").blend_config()
-    with pytest.raises(ValueError, match="unknown retrieval.blend"):
-        RetrievalConfig(blend={"nope": 1}).blend_config()
+    with pytest.raises(ConfigError, match="fallback"):
+        updated(RetrievalSettings(), {"fallback": "magic"}, "retrieval")
+    with pytest.raises(ConfigError, match="unknown setting retrieval.blend.nope"):
+        updated(RetrievalSettings(), {"blend": {"nope": 1}}, "retrieval")
 
 
 # -- the real corpus index
@@ -181,11 +181,11 @@ class WordVectors:
 
 def test_only_rare_query_words_are_expanded_and_only_to_close_corpus_words():
     import numpy as np
-    from nistchat.engine.query_expansion import ExpansionConfig, TermNeighbours
+    from nistchat.engine.query_expansion import TermNeighbours
 
     postings = {w: (np.arange(df), np.ones(df)) for w, df in
                 {"counterproductive": 2, "monitoring": 60, "monitor": 30, "laboratory": 3, "misfire": 1}.items()}
-    nb = TermNeighbours(postings, 100, WordVectors(), ExpansionConfig(min_cos=0.6, top=3, weight=0.3, max_df=0.5))
+    nb = TermNeighbours(postings, 100, WordVectors(), QueryExpansionSettings(min_cos=0.6, top=3, weight=0.3, max_df=0.5))
     assert "misfire" not in nb.terms  # in a single child: never added
     assert nb.pending(["backfire", "monitoring", "ai"]) == ["backfire"]  # common and short words are left alone
     extra = dict(nb.expand(["backfire", "monitoring"]))
@@ -200,5 +200,5 @@ def test_expansion_reaches_bm25_and_is_in_the_trace(runtime):
     assert "expanded with" in note and "backfire" not in note.split("expanded with")[1]
     off = runtime.retriever.with_config(expansion={"enabled": False}).retrieve(question)
     assert "expanded with" not in off.trace.stage("bm25").note
-    with pytest.raises(ValueError, match="retrieval.expansion"):
-        RetrievalConfig(expansion={"nope": 1}).expansion_config()
+    with pytest.raises(ConfigError, match="retrieval.expansion"):
+        updated(RetrievalSettings(), {"expansion": {"nope": 1}}, "retrieval")

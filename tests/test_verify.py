@@ -3,7 +3,8 @@ so these run without a model; the real judge is exercised in test_pipeline.py)."
 import pytest
 
 from nistchat.engine.types import Passage, Verdict
-from nistchat.engine.verify import (VerifyBudget, candidate_passages, citations, claim_text, count_mismatch,
+from nistchat.config import VerifySettings
+from nistchat.engine.verify import (candidate_passages, citations, claim_text, count_mismatch,
                                     is_checkable, says_dont_know, should_retry, split_sentences, support_score,
                                     verify_sentences)
 
@@ -78,14 +79,14 @@ def test_verdicts_record_the_supporting_passage_and_respect_the_budget():
 
     verdicts = list(verify_sentences(["Security monitoring detects attacks [1].", "Bias is systemic.",
                                       "The moon is made of cheese."], passages, check,
-                                     VerifyBudget(per_sentence=2, max_checks=4)))
+                                     VerifySettings(per_sentence=2, max_checks=4)))
     assert [(v.supported, v.passage) for v in verdicts] == [(True, 2), (True, 1), (False, None)]
     assert len(calls) == 4  # 2 for the first (cited [1] fails, then [2]), 1 for the second, 1 left for the third
 
 
 def test_sentences_beyond_the_budget_are_unsupported_not_assumed_true():
     verdicts = list(verify_sentences(["One claim here.", "Two claims here."], [P("x")], lambda d, c: True,
-                                     VerifyBudget(per_sentence=1, max_checks=1)))
+                                     VerifySettings(per_sentence=1, max_checks=1)))
     assert [v.supported for v in verdicts] == [True, False]
 
 
@@ -179,7 +180,7 @@ def test_judge_budget_goes_to_passages_that_state_the_claims_numbers():
     passages = [_p("Workshops were held in 2025 with stakeholders."), _p("Attendees came from academia."),
                 _p("The workshops had three sessions."), _p("In all, totaling over 250 participants.")]
     verdicts = list(verify_sentences(["Over 250 people attended the workshops."], passages, judge,
-                                     VerifyBudget(per_sentence=2)))
+                                     VerifySettings(per_sentence=2)))
     assert verdicts[0].supported and verdicts[0].passage == 4 and len(seen) == 1
     verdicts = list(verify_sentences(["Over 300 people attended the workshops."], passages, judge))
     assert not verdicts[0].supported and verdicts[0].reason == "not in any passage: 300" and len(seen) == 1

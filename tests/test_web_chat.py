@@ -154,7 +154,7 @@ def test_missing_index_is_a_clear_message_not_a_stack_trace(tmp_path):
 
 
 def test_ask_is_rate_limited_per_client(tmp_path, light_runtime):
-    app = build_app(tmp_path, light_runtime, ASK_RATE_LIMIT="2 per minute")
+    app = build_app(tmp_path, light_runtime, settings={"ask_rate_limit": "2 per minute"})
     client = app.test_client()
     token = csrf_token(client)
     codes = [client.post("/ask", data={"question": DIRECT_LABEL, "topic": "1", "csrf_token": token},
@@ -171,7 +171,7 @@ def test_topics_panel_partial(client):
 
 def test_cdn_mode_pins_htmx_with_subresource_integrity(tmp_path, light_runtime):
     pins = json.loads((client_root() / "static" / "htmx-pins.json").read_text())
-    app = build_app(tmp_path, light_runtime, HTMX_SOURCE="cdn")
+    app = build_app(tmp_path, light_runtime, settings={"htmx": "cdn"})
     html = app.test_client().get("/").get_data(as_text=True)
     for pin in pins.values():
         assert f'src="{pin["cdn"]}" integrity="{pin["integrity"]}" crossorigin="anonymous"' in html

@@ -60,7 +60,7 @@ def test_search_is_safe_with_fts_syntax_and_markup(client):
 
 def test_history_pages(tmp_path, light_runtime):
     from .web_support import build_app
-    app = build_app(tmp_path, light_runtime, HISTORY_PAGE_SIZE=2, ASK_RATE_LIMIT="100 per minute")
+    app = build_app(tmp_path, light_runtime, settings={"history_page_size": 2, "ask_rate_limit": "100 per minute"})
     client = app.test_client()
     for _ in range(3):
         ask_and_stream(client, DIRECT_LABEL, topic=True)

@@ -94,7 +94,7 @@ def test_a_full_queue_is_refused_with_retry_after_and_nothing_is_stored(live):
     client.get("/")  # the browser's identity cookie, shared by the requests below
     holder = runtime.queue.take(capped=False)  # an answer holding the reader
     assert runtime.queue.acquire(holder, timeout=1)
-    streams = [[] for _ in range(runtime.settings.queue_max_waiting_per_browser)]
+    streams = [[] for _ in range(runtime.settings.queue.max_waiting_per_browser)]
     threads = [threading.Thread(target=ask, args=(client, QUESTION), kwargs={"events": events}) for events in streams]
     try:
         for thread in threads:

@@ -37,7 +37,7 @@ def test_p80_uses_past_totals_per_risk_class(app):
                                    total_ms=ms, answer="a"))
         db.session.commit()
         assert estimate_s("HIGH") == (9.0, 10)
-        assert estimate_s("LOW") == (app.config["P80_DEFAULT_S"]["LOW"], 0)  # default until enough samples
+        assert estimate_s("LOW") == (app.config["SETTINGS"].web.p80_default_low_s, 0)  # default until enough samples
 
 
 def test_api_ask_requires_json_and_a_question(client):
@@ -51,7 +51,7 @@ def test_api_ask_requires_json_and_a_question(client):
 
 
 def test_api_errors_are_json_for_scripts(tmp_path, light_runtime):
-    app = build_app(tmp_path, light_runtime, ASK_RATE_LIMIT="1 per minute")
+    app = build_app(tmp_path, light_runtime, settings={"ask_rate_limit": "1 per minute"})
     client = app.test_client()
     missing = client.get("/api/no-such-endpoint")
     assert missing.status_code == 404 and missing.get_json()["type"] == "error"
@@ -144,20 +144,21 @@ def test_unconfigured_secret_key_is_replaced_by_a_kept_random_one(tmp_path):
     from flask.sessions import SecureCookieSessionInterface
 
     from nistchat.app import create_app
-    from nistchat.config import Settings
+    from nistchat.config import WebSettings
 
     from .conftest import make_settings
-    settings = make_settings(tmp_path, secret_key=Settings.secret_key)
+    settings = make_settings(tmp_path, secret_key=WebSettings().secret_key)  # the default: none configured
     first = create_app({"SETTINGS": settings})
-    assert first.secret_key != Settings.secret_key and len(first.secret_key) >= 32
+    assert len(first.secret_key) >= 32
     key_file = settings.instance_dir / "secret_key"
     assert key_file.stat().st_mode & 0o077 == 0  # readable by the owner only
     assert create_app({"SETTINGS": settings}).secret_key == first.secret_key  # sessions survive a restart
-    forged = SecureCookieSessionInterface().get_signing_serializer(
-        type("A", (), {"secret_key": Settings.secret_key, "config": first.config})()).dumps({"admin": True})
-    client = first.test_client()
-    client.set_cookie("session", forged)
-    assert client.get("/admin/questions").status_code == 302  # the forged admin session is not accepted
+    for public in ("", "dev-only-change-me"):  # the empty default and the old packaged key
+        forged = SecureCookieSessionInterface().get_signing_serializer(
+            type("A", (), {"secret_key": public or "x", "config": first.config})()).dumps({"admin": True})
+        client = first.test_client()
+        client.set_cookie("session", forged)
+        assert client.get("/admin/questions").status_code == 302  # the forged admin session is not accepted
     configured = make_settings(tmp_path, secret_key="site-key")
     assert create_app({"SETTINGS": configured}).secret_key == "site-key"
 

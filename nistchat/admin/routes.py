@@ -24,7 +24,7 @@ def _safe_next(target: str | None) -> str:
 @bp.get("")
 def index():
     if not is_admin():
-        configured = bool(current_app.config["SETTINGS"].admin_password_hash)
+        configured = bool(current_app.config["SETTINGS"].web.admin_password_hash)
         return render_template("admin/login.html", configured=configured, next=request.args.get("next", ""))
     return render_template("admin/index.html")
 
@@ -32,7 +32,7 @@ def index():
 @bp.post("/login")
 @limiter.limit("10 per minute")
 def login():
-    configured = bool(current_app.config["SETTINGS"].admin_password_hash)
+    configured = bool(current_app.config["SETTINGS"].web.admin_password_hash)
     if not check_admin_password(request.form.get("password", "")):
         return render_template("admin/login.html", configured=configured, next=request.form.get("next", ""),
                                failed=True), 401

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 from ..chat.service import ask_rate_limit, busy_status, check_question, submit
 from ..chat.store import visible_conversation
 from ..engine.queue import QueueFull
+from ..extensions import app_runtime
 from ..history.service import history_page
 from ..logs.export import BadRange, date_range, jsonl, log_scope, records
 from ..topics.questions import find_topic, load
@@ -47,7 +48,7 @@ def ask():
 
     def lines():
         yield json.dumps({"type": "accepted", **ids}) + "\n"
-        for event in run.follow(tick_s=app.config["HEARTBEAT_S"]):
+        for event in run.follow(tick_s=app.config["SETTINGS"].web.heartbeat_s):
             if event is None:
                 yield json.dumps({"type": "heartbeat"}) + "\n"
             elif event.get("type") == "stored":

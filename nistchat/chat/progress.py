@@ -34,6 +34,7 @@ def samples(risk: str) -> list[float]:
 def estimate_s(risk: str) -> tuple[float, int]:
     """(seconds, number of samples it is based on; 0 means the default)."""
     values = samples(risk)
-    if len(values) < current_app.config["P80_MIN_SAMPLES"]:
-        return current_app.config["P80_DEFAULT_S"].get(risk, 30.0), 0
+    web = current_app.config["SETTINGS"].web
+    if len(values) < web.p80_min_samples:
+        return (web.p80_default_high_s if risk == "HIGH" else web.p80_default_low_s), 0
     return round(p80(values) / 1000, 1), len(values)

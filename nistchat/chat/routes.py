@@ -27,7 +27,7 @@ def chat_page(conversation, status: int = 200, problem: str | None = None, draft
     return render_template("chat/index.html", conversation=conversation, messages=messages, topics=config,
                            problem=problem, problem_kind=problem_kind, draft=draft,
                            self_test=app_runtime(current_app._get_current_object()).models.self_test_result,
-                           max_chars=current_app.config["SETTINGS"].max_question_chars), status
+                           max_chars=current_app.config["SETTINGS"].answer.max_question_chars), status
 
 
 @bp.get("/")
@@ -59,7 +59,7 @@ def ask():
     if problem:
         if is_htmx():
             return render_template("chat/_problem.html", kind="bad_input", message=problem), 422
-        return chat_page(current_conversation(), 422, problem, draft=text[:current_app.config["SETTINGS"].max_question_chars])
+        return chat_page(current_conversation(), 422, problem, draft=text[:current_app.config["SETTINGS"].answer.max_question_chars])
     topic = None
     if request.form.get("topic"):
         config, _sha = load(current_app.config["SETTINGS"].questions_path)

@@ -17,7 +17,7 @@ from .store import start_message
 
 
 def ask_limit() -> str:
-    return current_app.config["ASK_RATE_LIMIT"]
+    return current_app.config["SETTINGS"].web.ask_rate_limit
 
 
 # One budget per client for the page and the API: separate ones would double the allowed rate.
@@ -26,7 +26,7 @@ ask_rate_limit = limiter.shared_limit(ask_limit, scope="ask")
 
 def check_question(text: str) -> str | None:
     """Why a question cannot be asked, or None. Checked before anything touches a model."""
-    limit = current_app.config["SETTINGS"].max_question_chars
+    limit = current_app.config["SETTINGS"].answer.max_question_chars
     if not text.strip():
         return "Please type a question first."
     if len(text) > limit:

@@ -42,7 +42,7 @@ def sse_events(run: AnswerRun) -> Iterator[str]:
     yield "retry: 3000\n\n"
     for event in run.follow(tick_s=1.0):
         if event is None:
-            if time.monotonic() - last_sent >= app.config["HEARTBEAT_S"]:
+            if time.monotonic() - last_sent >= app.config["SETTINGS"].web.heartbeat_s:
                 last_sent = time.monotonic()
                 yield HEARTBEAT  # keeps proxies and waitress's channel timeout from closing a slow answer
             continue

@@ -52,10 +52,7 @@ def ask(question: str, as_json: bool, no_stream: bool) -> None:
     stream = not (as_json or no_stream)
     final, streamed = None, {}
     with friendly_errors():
-        try:
-            events = list(_events(runtime, question, stream, streamed))
-        except ValueError as exc:  # a bad setting (e.g. settings.extra['verify']): one line, no trace
-            raise click.ClickException(str(exc)) from None
+        events = list(_events(runtime, question, stream, streamed))
         for event in events:
             if event.type == "error":
                 if stream and event.data.get("partial"):

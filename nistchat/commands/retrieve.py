@@ -122,7 +122,7 @@ def diagnose(question: str, k: int, mode: str, top: int) -> None:
         echo(f"       prev: {it['prev']}  next: {it['next']}  neighbours: {', '.join(it['neighbours']) or '-'}")
     total = sum(count_tokens(p.text) for p in result.passages)
     header(9, f"assembled context: {len(result.passages)} passages, ~{total} tokens "
-              f"(budget {runtime.settings.context_tokens})")
+              f"(budget {runtime.settings.answer.context_tokens})")
     for p in result.passages:
         echo(f"\n[{p.rank}] {p.doc} | {p.section} | {p.kind}{f' | p.{p.page}' if p.page else ''}")
         echo(textwrap.indent(p.text, "    "))

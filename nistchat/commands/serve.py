@@ -7,7 +7,6 @@ answer (queued behind others on a 2-core machine) is not cut off.
 """
 from __future__ import annotations
 
-import os
 import socket
 import threading
 
@@ -51,7 +50,7 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     from ..app import upgrade_database
     app = make_app()
     settings = app.config["SETTINGS"]
-    port = port or int(os.environ.get("NISTCHAT_PORT") or settings.port or 8000)
+    port = port or settings.web.port  # NISTCHAT_PORT is read into settings
     upgrade_database(app)
     click.echo(f"database: {settings.db_path} (up to date)")
     from ..extensions import app_runtime

@@ -5,7 +5,7 @@ carry, and neither retriever uses it: the AI RMF (100-1) and its profiles share 
 vocabulary, so the named document's passage can lose to a sibling's. Names are the official
 titles, their short forms and the publication numbers; generic phrases ("the framework", "the
 plan") are left out because they name a document only in context. A site adds names for its own
-documents under `[extra.retrieval.doc_aliases]`.
+documents under `[retrieval.doc_aliases]`.
 """
 from __future__ import annotations
 

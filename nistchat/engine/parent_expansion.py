@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..config import AnswerSettings, RetrievalSettings
 from .shape import LIST_KINDS
 from .types import Candidate, Parent, Passage
 
@@ -33,18 +34,19 @@ def _norm(text: str) -> str:
 
 @dataclass
 class ExpandConfig:
-    k: int = 6  # passages (parents) handed to the reader
-    budget_tokens: int = 1500
-    max_per_section: int = 2  # distinct parents from one heading path
-    max_per_figure: int = 1  # distinct figure parents from one heading path (captions repeat)
-    pull_table_neighbours: bool = True
+    """The stage's parameters. The retriever sets them from settings; the defaults are the
+    settings' own (config.RetrievalSettings, config.AnswerSettings), so direct callers see the same behaviour."""
+    k: int = AnswerSettings.k  # passages (parents) handed to the reader
+    budget_tokens: int = AnswerSettings.context_tokens
+    max_per_section: int = RetrievalSettings.max_per_section  # distinct parents from one heading path
+    max_per_figure: int = RetrievalSettings.max_per_figure  # distinct figure parents from one heading path (captions repeat)
+    pull_table_neighbours: bool = RetrievalSettings.pull_table_neighbours
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
     weighted_budget: bool = True  # share the budget by evidence weight (False: equal shares)
     join_split_prose: bool = True  # a hit on the prose parent next to a chosen one joins its passage
     pull_announced: bool = True  # a chosen lead-in ending in ':' brings the list/table it announces
     whole_lists: bool = False  # a list question: list/table passages are kept whole first (see fit)
-    whole_list_share: float = 0.6  # ... as long as those kept whole take no more than this share of the budget
-    # (golden set, budget 1800: share 0.5 / 0.6 / 0.7 / 0.8 -> evidence-hit@6 0.947 / 0.961 / 0.961 / 0.947)
+    whole_list_share: float = RetrievalSettings.whole_list_share  # ... within this share of the budget
 
 
 @dataclass

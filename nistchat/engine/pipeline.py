@@ -19,40 +19,13 @@ from .prompt import build_messages, estimate_tokens, fit_passages
 from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
 from .types import Event, Passage, Trace, Verdict
-from .verify import (VerifyBudget, count_mismatch, restates_question, says_dont_know, should_retry,
+from .verify import (count_mismatch, restates_question, says_dont_know, should_retry,
                      split_sentences, support_counts, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
 LIST_DISCLAIMER = "This list may be incomplete — check the source document."
-VERIFY_MODES = ("high", "always", "never")
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
-
-
-@dataclass
-class Options:
-    """Pipeline knobs, read from settings.extra so a site can tune them without code changes."""
-    k: int = 6
-    max_tokens: int = 320
-    temperature: float = 0.0  # greedy: same question and passages, same answer (auditable, reproducible)
-    verify: str = "high"  # high: HIGH-risk questions (and weak retrieval, below) · always · never
-    verify_weak_retrieval: bool = True  # also verify when the gate score is below the weak-retrieval line
-    context_tokens: int = 1500
-    history_chars: int = 1000
-
-    @classmethod
-    def from_settings(cls, settings) -> "Options":
-        extra = getattr(settings, "extra", None) or {}
-        verify = str(extra.get("verify", cls.verify)).lower()
-        if verify not in VERIFY_MODES:
-            raise ValueError(f"settings.extra['verify'] must be one of {VERIFY_MODES}, got {verify!r}")
-        return cls(k=int(extra.get("answer_k", cls.k)),
-                   max_tokens=int(extra.get("answer_max_tokens", cls.max_tokens)),
-                   temperature=float(extra.get("answer_temperature", cls.temperature)),
-                   verify=verify,
-                   verify_weak_retrieval=bool(extra.get("verify_weak_retrieval", cls.verify_weak_retrieval)),
-                   context_tokens=int(extra.get("answer_context_tokens", getattr(settings, "context_tokens", 1500))),
-                   history_chars=int(extra.get("history_chars", cls.history_chars)))
 
 
 @dataclass
@@ -109,7 +82,7 @@ def validate(question, settings) -> str:
     """Why the question cannot be answered as given ('' when it can); checked before any model call."""
     if not isinstance(question, str) or not question.strip():
         return "Please type a question."
-    limit = int(getattr(settings, "max_question_chars", 2000))
+    limit = settings.answer.max_question_chars
     if len(question) > limit:
         return f"The question is too long ({len(question):,} characters; the limit is {limit:,})."
     return ""
@@ -130,7 +103,8 @@ class _Run:
     def __init__(self, runtime, question: str, history: list[dict], shown: str):
         self.runtime = runtime
         self.settings = runtime.settings
-        self.opts = Options.from_settings(runtime.settings)
+        self.opts = runtime.settings.answer
+        self.verify_mode = runtime.settings.verify.mode
         self.question, self.history, self.shown = question, history, shown
         self.start = time.perf_counter()
         self.trace = Trace()
@@ -149,7 +123,7 @@ class _Run:
         """Verification that may trigger a retry or a refusal: HIGH-risk questions, or mode 'always'.
         Checks run only because retrieval was weak mark sentences (a flag) but never refuse on a
         small judge's word alone."""
-        return self.opts.verify == "always" or (self.opts.verify == "high" and self.risk.level == "HIGH")
+        return self.verify_mode == "always" or (self.verify_mode == "high" and self.risk.level == "HIGH")
 
     def backend(self) -> dict:
         try:
@@ -214,7 +188,7 @@ class _Run:
     def check(self, att: Attempt) -> Iterator[Event]:
         """Verify the draft (all sentences when the mode says so, else only those with bad citations),
         then repair citations with what verification found."""
-        mode, n_passages = self.opts.verify, len(self.passages)
+        mode, n_passages = self.verify_mode, len(self.passages)
         wanted = mode == "always" or (mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
         full = not att.dont_know and wanted
         sentences = split_sentences(att.text)
@@ -230,7 +204,7 @@ class _Run:
             try:
                 verifier = self.runtime.models.get("verifier")
                 for v in verify_sentences(targets, self.passages, verifier.check,
-                                          VerifyBudget.from_settings(self.settings),
+                                          self.settings.verify,
                                           question=self.question if full else "",
                                           unknown_terms=self.unknown_terms):
                     att.verdicts.append(v)
@@ -331,9 +305,9 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.unknown_terms = list(g.unknown_terms)
     run.count = retrieval.list_count
     # weak retrieval (score under the unknown-term line, i.e. the median answerable score) gets verified
-    run.weak_retrieval = (run.opts.verify_weak_retrieval and g.score is not None
+    run.weak_retrieval = (run.settings.verify.weak_retrieval and g.score is not None
                           and g.unknown_term_threshold is not None and g.score < g.unknown_term_threshold)
-    run.trace.add("verify_policy", 0.0, [{"mode": run.opts.verify, "risk": run.risk.level,
+    run.trace.add("verify_policy", 0.0, [{"mode": run.verify_mode, "risk": run.risk.level,
                                           "weak_retrieval": run.weak_retrieval}])
     if g.refuse:
         text = refusal.message(run.passages, "the question looks outside what they cover")

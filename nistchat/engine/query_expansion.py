@@ -11,25 +11,15 @@ Expansion terms are added with a reduced weight (their cosine times `weight`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass
-class ExpansionConfig:
-    enabled: bool = True
-    min_cos: float = 0.6  # nearest corpus words below this similarity are not added
-    top: int = 3  # corpus words added per query word
-    weight: float = 0.3  # an added word counts weight x cosine of a query word
-    max_df: float = 0.03  # query words in more than this share of children are not expanded
-    min_term_df: int = 2  # corpus words in fewer children than this are never added (typos, debris)
+from ..config import QueryExpansionSettings
 
 
 class TermNeighbours:
     """The corpus vocabulary (BM25 terms, alphabetic, 4+ letters) embedded once; nearest terms on demand."""
 
-    def __init__(self, postings: dict, n_docs: int, embedder, cfg: ExpansionConfig):
+    def __init__(self, postings: dict, n_docs: int, embedder, cfg: QueryExpansionSettings):
         self.cfg = cfg
         self.df = {t: len(p[0]) for t, p in postings.items()}
         self.n_docs = max(1, n_docs)

@@ -29,24 +29,21 @@ CORPUS_COVERS = [
 
 # Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
 # data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:
-# 1. REFUSAL_THRESHOLD: refuse when the feature (top dense cosine between the question and any child
+# 1. threshold: refuse when the feature (top dense cosine between the question and any child
 #    chunk, all-MiniLM-L6-v2) is below it. Rule: the largest threshold that wrongly refuses at most
 #    5 % of answerable questions; the post-generation checks handle the rest.
-# 2. UNKNOWN_TERM_THRESHOLD: refuse when the question names something the corpus never mentions (an
+# 2. unknown_term_threshold: refuse when the question names something the corpus never mentions (an
 #    acronym, identifier or proper noun absent from the index vocabulary: "HIPAA", "FedRAMP") AND the
 #    feature is below the median answerable score — an unknown name alone is not enough (a user's own
 #    organisation name is unknown too), but with middling retrieval it marks an out-of-corpus topic.
-# Re-run the script after changing the embedder, the chunking or the golden set; override with
-# settings.extra["refusal_threshold"] / ["refusal_unknown_term_threshold"].
-REFUSAL_FEATURE = "dense_max"
+# Re-run the script after changing the embedder, the chunking or the golden set; the values live
+# in config.Refusal (`[refusal] threshold / unknown_term_threshold`).
 # A question whose framework id (MAP 5.1, PW.4.3) a retrieved passage states is exempt from rule 1
 # (stated_ids) and left out of its calibration.
 # Calibration run (golden set of 88, index of 561 parents / 1603 children, INGEST_VERSION 5, retrieval
 # scoped to named documents, with query expansion): negatives' scores 0.484-0.728 (p50 0.547),
 # answerable 0.436-0.806 (p50 0.620); 9 answerable exempt. Rule 1 alone refuses 4/12 negatives and 3/67 non-exempt
 # answerable; both rules refuse 8/12 negatives and 3/76 answerable.
-REFUSAL_THRESHOLD = 0.5266
-UNKNOWN_TERM_THRESHOLD = 0.6199
 
 
 @dataclass
@@ -134,10 +131,8 @@ FEATURES = {"dense_max": dense_max, "rerank_max": rerank_max}
 
 
 def settings_gate(settings) -> tuple[str, float, float]:
-    extra = getattr(settings, "extra", None) or {}
-    return (str(extra.get("refusal_feature", REFUSAL_FEATURE)),
-            float(extra.get("refusal_threshold", REFUSAL_THRESHOLD)),
-            float(extra.get("refusal_unknown_term_threshold", UNKNOWN_TERM_THRESHOLD)))
+    r = settings.refusal
+    return r.feature, r.threshold, r.unknown_term_threshold
 
 
 def stated_ids(question: str, passages: list[Passage]) -> list[str]:

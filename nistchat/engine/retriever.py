@@ -2,90 +2,32 @@
 
 Each stage is a small module (query, fusion, rerank, expand); this one runs them in order, times
 them, and records every stage's candidates and scores in the Trace so `nistchat diagnose` can
-replay a retrieval. Depths, weights, caps and the rerank window are settings (RetrievalConfig,
-overridable under `[extra.retrieval]` in instance/config.toml), never per-question rules.
+replay a retrieval. Depths, weights, caps and the rerank window are settings (`[retrieval]` in
+instance/config.toml, `config.RetrievalSettings`), never per-question rules.
 """
 from __future__ import annotations
 
 import re
 import threading
 import time
-from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from ..config import RetrievalSettings, Settings, updated
 from . import fusion
 from .catalog import Catalog
 from .parent_expansion import ExpandConfig, count_tokens, expand
 from .query import Query, identifier_regex, prepare
-from .query_expansion import ExpansionConfig, TermNeighbours
+from .query_expansion import TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
-from .score_blend import RULE as BLEND_RULE, BlendConfig, blend
+from .score_blend import RULE as BLEND_RULE, blend
 from .shape import LIST_KINDS, item_count
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
 TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")
-
-
-@dataclass
-class RetrievalConfig:
-    dense_depth: int = 50  # children taken from FAISS
-    bm25_depth: int = 50  # children taken from BM25
-    rrf_k: int = fusion.DEFAULT_K
-    weights: dict = field(default_factory=lambda: {"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0,
-                                                   "count": 1.0})
-    expansion: dict = field(default_factory=dict)  # ExpansionConfig overrides (enabled, min_cos, max_df, ...)
-    refs_window: int = 10  # fused candidates whose "see Table N" references are followed (0: off)
-    count_window: int = 20  # "the six X": six-item lists/tables among this many fused ones, a 5th list (0: off)
-    exact_depth: int = 20  # children holding a query identifier verbatim (a third RRF list)
-    acronym_max_df: float = 0.15  # acronyms in more children than this share ("AI": 99 %) say nothing
-    definition_max_df: float = 0.5  # ... unless the question asks what one stands for ("GAI": a third)
-    parent_decay: float = 0.0  # weight of a parent's 2nd, 3rd... matching child (0 = best child only)
-    rerank_top_n: int = 20  # fused candidates the cross-encoder sees
-    fallback: str = "fused"  # no cross-encoder: "fused" (keep the RRF order) or "blend" (score_blend.blend)
-    blend: dict = field(default_factory=dict)  # BlendConfig overrides (top_n, dense, bm25, exact, ...)
-    scope_named_docs: bool = True  # a question naming documents searches only them
-    doc_aliases: dict = field(default_factory=dict)  # doc id -> extra names users call it by (catalog.py)
-    max_per_section: int = 5  # of k=6: one flat section (a one-section note, a profile whose whole body is one chapter) must not be starved
-    max_per_figure: int = 1
-    pull_table_neighbours: bool = True
-    whole_lists: bool = True  # list questions: list/table passages kept whole ...
-    whole_list_share: float = ExpandConfig.whole_list_share  # ... within this share of the budget (parent_expansion.py)
-    trace_depth: int = 30  # candidates per stage kept in the trace
-
-    built_expansion: ExpansionConfig = field(init=False, repr=False, compare=False)
-    built_blend: BlendConfig = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self):
-        """Build and check the nested settings once: a typo fails at start-up, not on the first
-        question, and no query rebuilds them."""
-        if self.fallback not in ("blend", "fused"):
-            raise ValueError(f"retrieval fallback must be 'blend' or 'fused', got {self.fallback!r}")
-        self.built_expansion = _with_overrides(ExpansionConfig, self.expansion, "retrieval.expansion")
-        self.built_blend = _with_overrides(BlendConfig, self.blend, "retrieval.blend")
-
-    @classmethod
-    def from_settings(cls, settings) -> "RetrievalConfig":
-        extra = dict((getattr(settings, "extra", None) or {}).get("retrieval", {}) or {})
-        return _with_overrides(cls, extra, "retrieval")
-
-    def expansion_config(self) -> ExpansionConfig:
-        return self.built_expansion
-
-    def blend_config(self) -> BlendConfig:
-        return self.built_blend
-
-
-def _with_overrides(kind, overrides: dict, label: str):
-    """`kind(**overrides)`, refusing keys it does not know with a message naming the setting."""
-    known = {f.name for f in fields(kind) if f.init}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise ValueError(f"unknown {label} setting(s): {', '.join(unknown)}")
-    return kind(**overrides)
 
 
 class FastBM25:
@@ -131,13 +73,13 @@ class Retriever:
     """One per process (Runtime holds it); stateless per call, so safe to share across threads (the
     expansion vocabulary is built once under a lock; its per-word cache only ever gains entries)."""
 
-    def __init__(self, index, models, settings, config: RetrievalConfig | None = None):
+    def __init__(self, index, models, settings: Settings, config: RetrievalSettings | None = None):
         from .index import bm25_tokenize
 
         self.index = index
         self.models = models
         self.settings = settings
-        self.config = config or RetrievalConfig.from_settings(settings)
+        self.config = config or settings.retrieval
         self.tokenize = bm25_tokenize
         self.children = index.children
         self.parent_of = {c.id: c.parent_id for c in self.children}
@@ -207,7 +149,7 @@ class Retriever:
 
     def _neighbours_for(self, embedder) -> TermNeighbours | None:
         """The vocabulary's nearest-term finder (query_expansion.py), built on first use (embeds ~4k words once)."""
-        cfg = self.config.expansion_config()
+        cfg = self.config.expansion
         if not cfg.enabled or self.fast_bm25 is None:
             return None
         with self._build_lock:
@@ -373,7 +315,7 @@ class Retriever:
         reranker = self.models.optional("reranker")
         fallback = None
         if mode == "hybrid" and cfg.fallback == "blend":
-            bcfg = cfg.blend_config()
+            bcfg = cfg.blend
             fallback = lambda cands: blend(cands, lists, self.index.parents, bcfg,  # noqa: E731
                                            wants_list=query.wants_list, count=query.count, docs=named)
         result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
@@ -388,7 +330,7 @@ class Retriever:
             trace.notes.append(result.note)
 
         t = time.perf_counter()
-        ecfg = ExpandConfig(k=k, budget_tokens=int(self.settings.context_tokens), max_per_section=cfg.max_per_section,
+        ecfg = ExpandConfig(k=k, budget_tokens=self.settings.answer.context_tokens, max_per_section=cfg.max_per_section,
                             max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours,
                             whole_lists=query.wants_list and cfg.whole_lists,
                             whole_list_share=cfg.whole_list_share)
@@ -413,7 +355,7 @@ class Retriever:
         """A retriever sharing this one's index and models with some settings changed (for tuning)."""
         clone = object.__new__(Retriever)
         clone.__dict__.update(self.__dict__)
-        clone.config = replace(self.config, **changes)
+        clone.config = updated(self.config, changes, "retrieval")
         if "expansion" in changes:
             clone._neighbours = None
         return clone

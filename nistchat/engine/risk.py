@@ -60,11 +60,8 @@ class RiskTable:
 
     @classmethod
     def from_settings(cls, settings) -> "RiskTable":
-        """settings.extra["risk_patterns"] replaces the table; ["risk_patterns_extra"] adds to it."""
-        extra = getattr(settings, "extra", None) or {}
-        rows = list(extra.get("risk_patterns") or DEFAULT_PATTERNS)
-        rows += list(extra.get("risk_patterns_extra") or [])
-        return cls.from_rows(rows)
+        """`[risk] patterns` replaces the table; `patterns_extra` adds to it."""
+        return cls.from_rows(list(settings.risk.patterns or DEFAULT_PATTERNS) + list(settings.risk.patterns_extra))
 
     def classify(self, question: str) -> Risk:
         text = " ".join((question or "").split())

@@ -9,7 +9,7 @@ from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
 from .errors import IndexMissing
 from .queue import ReaderQueue, Ticket
-from .types import Event, Retrieval
+from .types import Answer, Event, Failure, Retrieval
 
 
 class Runtime:
@@ -19,7 +19,7 @@ class Runtime:
         self._lock = threading.RLock()
         self._index = None
         self._retriever = None
-        self.queue = ReaderQueue(self.settings.queue_max_waiting, self.settings.queue_max_waiting_per_browser)
+        self.queue = ReaderQueue(self.settings.queue.max_waiting, self.settings.queue.max_waiting_per_browser)
 
     @property
     def models(self) -> ModelRegistry:
@@ -66,3 +66,12 @@ class Runtime:
         from .pipeline import answer
 
         return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket)
+
+    def ask(self, question: str, history: list[dict] | None = None) -> Answer | Failure:
+        """The whole answer at once, typed: `Answer`, or `Failure` when it could not be completed."""
+        for event in self.answer(question, history):
+            if event.type == "final":
+                return Answer.from_final(event.data)
+            if event.type == "error":
+                return Failure(event.data["kind"], event.data["message"], event.data.get("partial", ""))
+        return Failure("interrupted", "The answer stream ended without a result.")

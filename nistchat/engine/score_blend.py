@@ -9,31 +9,19 @@ Retrieval", 2023). The shape prior adds what neither retriever sees: "list the X
 the six X" is answered by a list or a table, and best by one with six items.
 RRF stays the fusion stage, since a cross-encoder wants its recall-minded order as input.
 
-Not the default (`[extra.retrieval] fallback = "blend"` turns it on): on the golden set it scores
+Not the default (`[retrieval] fallback = "blend"` turns it on): on the golden set it scores
 evidence-hit@6 0.947, MRR 0.738 against the RRF order's 0.934, 0.649, but it loses the AI 800-4
 categories for a heavy paraphrase whose evidence both retrievers rank only ~35th, where RRF's
 "found by both" still wins (tests/test_retriever.py). Measured by `nistchat eval retrieval`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..config import BlendSettings
 from .shape import LIST_KINDS, item_count, states_number
 from .types import Candidate, Parent
 
 RULE = ("blend of min-max normalised dense, BM25 and exact-id scores, plus priors for a document the "
         "question names and, for list questions, lists and tables")
-
-
-@dataclass
-class BlendConfig:
-    top_n: int = 50  # fused candidates re-scored (cheap: no model call, so wider than a cross-encoder's)
-    dense: float = 0.5
-    bm25: float = 0.5
-    exact: float = 0.5  # a verbatim identifier / acronym definition (the exact list; rank r gives 1/sqrt(r))
-    list_bonus: float = 0.1  # list question, candidate inside a list or table
-    count_bonus: float = 0.5  # ... with as many items as the question names, a number its text states too
-    doc_bonus: float = 0.2  # candidate from a document the question names ("in the Generative AI Profile")
 
 
 def normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
@@ -50,7 +38,7 @@ def normalised(ranked: list[tuple[str, float]]) -> dict[str, float]:
 
 
 def blend(candidates: list[Candidate], lists: dict[str, list[tuple[str, float]]], parents: dict[str, Parent],
-          cfg: BlendConfig, *, wants_list: bool = False, count: int | None = None,
+          cfg: BlendSettings, *, wants_list: bool = False, count: int | None = None,
           docs: list[str] | None = None) -> list[Candidate]:
     """Re-score the first `cfg.top_n` candidates (score and scores["blend"]); the tail keeps its order."""
     head, tail = candidates[: cfg.top_n], candidates[cfg.top_n:]

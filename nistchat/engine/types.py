@@ -164,3 +164,55 @@ class Event:
 
     def to_dict(self) -> dict:
         return {"type": self.type, **self.data}
+
+
+@dataclass
+class Source:
+    """A passage as listed under an answer (numbered as the reader saw it)."""
+    rank: int
+    id: str
+    doc: str
+    title: str
+    section: str
+    page: int | None
+    kind: str
+    score: float
+    cited: bool  # the answer cites it as [rank]
+
+
+@dataclass
+class Answer:
+    """A finished answer, for Python callers (`Runtime.ask`); the event stream carries the same data."""
+    question: str
+    text: str
+    refused: bool
+    risk: str  # HIGH | LOW
+    verified: bool  # every sentence was checked by the verifier
+    flagged: bool  # some sentence is not supported by the passages
+    retried: bool
+    sentences: list[Verdict]
+    sources: list[Source]
+    disclaimer: str = ""
+    refusal_reason: str = ""
+    backend: dict[str, str] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_final(cls, data: dict) -> "Answer":
+        return cls(question=data.get("question", ""), text=data["answer"], refused=data["refused"], risk=data["risk"],
+                   verified=data["verified"], flagged=data.get("flagged", False), retried=data["retried"],
+                   sentences=[Verdict(s["text"], s["supported"], s.get("passage"), s.get("reason", ""))
+                              for s in data.get("sentences", [])],
+                   sources=[Source(**{k: s.get(k) for k in Source.__dataclass_fields__}) for s in data.get("sources", [])],
+                   disclaimer=data.get("disclaimer", ""), refusal_reason=data.get("refusal_reason", ""),
+                   backend=data.get("backend", {}), timings_ms=data.get("timings_ms", {}), trace=data.get("trace", {}))
+
+
+@dataclass
+class Failure:
+    """An answer that could not be completed: why (`kind`, the `error` event's kinds), a message for
+    a person, and the text streamed before the failure (incomplete, never passed off as whole)."""
+    kind: str
+    message: str
+    partial: str = ""

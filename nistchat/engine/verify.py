@@ -9,9 +9,9 @@ claim that quotes a passage (most of its word sequences, same negations) is supp
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..config import VerifySettings
 from .query import NUMBER_WORDS
 from .types import Passage, Verdict
 
@@ -294,20 +294,6 @@ def document_for(passage: Passage, limit_chars: int) -> str:
     return f"{passage.section}\n{text}" if passage.section else text
 
 
-@dataclass
-class VerifyBudget:
-    per_sentence: int = 2  # passages tried per sentence
-    max_checks: int = 10  # verifier calls per answer
-    doc_chars: int = 1800  # document length sent per check
-
-    @classmethod
-    def from_settings(cls, settings) -> "VerifyBudget":
-        extra = getattr(settings, "extra", None) or {}
-        return cls(int(extra.get("verify_per_sentence", cls.per_sentence)),
-                   int(extra.get("verify_max_checks", cls.max_checks)),
-                   int(extra.get("verify_doc_chars", cls.doc_chars)))
-
-
 def short_answer_claim(sentences: list[str], question: str) -> str | None:
     """A bare answer ("High", "NSSCET") has no checkable sentence of its own; paired with the question
     it becomes a claim, so a terse answer cannot pass unverified. None when there is nothing to pair."""
@@ -320,13 +306,13 @@ def short_answer_claim(sentences: list[str], question: str) -> str | None:
 
 
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
-                     budget: VerifyBudget | None = None, question: str = "",
+                     budget: VerifySettings | None = None, question: str = "",
                      unknown_terms: list[str] | None = None) -> Iterator[Verdict]:
     """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
     (never assumed true). `check(document, claim)` is the verifier. With `question`, an answer with no
     checkable sentence is checked as one question+answer claim. A sentence naming one of
     `unknown_terms` (names the corpus never mentions) is unsupported without a check."""
-    budget = budget or VerifyBudget()
+    budget = budget or VerifySettings()
     used = 0
     short = short_answer_claim(sentences, question)
     if short is not None:

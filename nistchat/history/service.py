@@ -20,7 +20,7 @@ def history_page() -> dict:
     scoped to this browser (admin: everyone). Shared by the page and /api/history."""
     q = request.args.get("q", "").strip()[:200]
     page = page_arg()
-    size = current_app.config["HISTORY_PAGE_SIZE"]
+    size = current_app.config["SETTINGS"].web.history_page_size
     scope = None if is_admin() else owner_id()
     hits, rows = [], []
     if q:

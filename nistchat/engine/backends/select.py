@@ -68,12 +68,12 @@ class ModelRegistry:
     # -- planning: which backend serves each role, decided without loading anything heavy
     def _probe_ollama(self) -> tuple[list[str] | None, str]:
         try:
-            return ollama_backend.list_models(self.settings.ollama_host, timeout_s=2.0), ""
+            return ollama_backend.list_models(self.settings.backends.ollama_host, timeout_s=2.0), ""
         except BackendError as exc:
             return None, exc.message
 
     def _plan(self) -> dict[str, RoleState]:
-        s = self.settings
+        s, paths = self.settings.backends, self.settings
         available, why_not = (None, "") if s.backend == "embedded" else self._probe_ollama()
         use_ollama = False
         if s.backend == "ollama":
@@ -91,12 +91,12 @@ class ModelRegistry:
         emb_ollama = use_ollama and s.ollama_embedder
         states["embedder"] = (RoleState("embedder", "ollama", s.ollama_embedder, s.ollama_host, reason) if emb_ollama
                               else RoleState("embedder", "embedded", s.embedder,
-                                             str(local_model_path(s, s.embedder)), "sentence-transformers, in-process"))
+                                             str(local_model_path(paths, s.embedder)), "sentence-transformers, in-process"))
         if s.reranker.lower() in ("", "none", "off"):
             states["reranker"] = RoleState("reranker", "none", "-", "-", "disabled in config")
         else:
             states["reranker"] = RoleState("reranker", "embedded", s.reranker,
-                                           str(local_model_path(s, s.reranker)), "sentence-transformers CrossEncoder")
+                                           str(local_model_path(paths, s.reranker)), "sentence-transformers CrossEncoder")
         if use_ollama:
             states["reader"] = RoleState("reader", "ollama", s.reader_model, s.ollama_host, reason)
             if available is not None and ollama_backend.has_model(available, s.verifier_model):
@@ -107,10 +107,10 @@ class ModelRegistry:
                                                s.ollama_host, f"Ollama has no {s.verifier_model!r}: reader judges")
         else:
             where = "in a worker process" if s.reader_process == "worker" else "in-process"
-            states["reader"] = RoleState("reader", "embedded", s.gguf_path.stem,
-                                         str(s.gguf_path), f"llama.cpp {where} ({reason})")
-            states["verifier"] = RoleState("verifier", "embedded", f"{s.gguf_path.stem} (as Yes/No judge)",
-                                           str(s.gguf_path), "no MiniCheck model offline: reader judges")
+            states["reader"] = RoleState("reader", "embedded", paths.gguf_path.stem,
+                                         str(paths.gguf_path), f"llama.cpp {where} ({reason})")
+            states["verifier"] = RoleState("verifier", "embedded", f"{paths.gguf_path.stem} (as Yes/No judge)",
+                                           str(paths.gguf_path), "no MiniCheck model offline: reader judges")
         for state in states.values():  # say up front what cannot load, before anyone asks for it
             if state.backend == "embedded" and not Path(state.location).exists():
                 state.error = f"not found at {state.location}"
@@ -118,7 +118,7 @@ class ModelRegistry:
 
     # -- loading
     def _build(self, role: str):
-        s, st = self.settings, self.states[role]
+        s, st, paths = self.settings.backends, self.states[role], self.settings
         if role == "embedder":
             if st.backend == "ollama":
                 return ollama_backend.OllamaEmbedder(s.ollama_host, s.ollama_embedder, s.timeout_s)
@@ -140,11 +140,11 @@ class ModelRegistry:
                 return ollama_backend.OllamaReader(s.ollama_host, s.reader_model, s.timeout_s)
             if s.reader_process == "worker":
                 from .supervisor import ReaderWorker, WorkerReader
-                if not s.gguf_path.is_file():
-                    raise ModelMissing(f"Reader model file not found: {s.gguf_path}. Run `nistchat models install`.")
-                return WorkerReader(ReaderWorker(s.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s)
+                if not paths.gguf_path.is_file():
+                    raise ModelMissing(f"Reader model file not found: {paths.gguf_path}. Run `nistchat models install`.")
+                return WorkerReader(ReaderWorker(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s)
             from .embedded import LlamaCppReader
-            return LlamaCppReader(s.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
+            return LlamaCppReader(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
         if role == "verifier":
             if st.backend == "ollama" and "judge" not in st.model:
                 return ollama_backend.OllamaVerifier(s.ollama_host, s.verifier_model, s.timeout_s)
