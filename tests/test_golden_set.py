@@ -56,27 +56,26 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def load_golden() -> list[dict]:
+def load_jsonl(path: Path) -> list[dict]:
+    """One record per non-blank line; shared with the other eval splits (tests/test_test_set.py)."""
     records = []
-    with GOLDEN_PATH.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:  # pragma: no cover - reported as failure
-                pytest.fail(f"golden.jsonl line {lineno} is not valid JSON: {exc}")
+                pytest.fail(f"{path.name} line {lineno} is not valid JSON: {exc}")
     return records
 
 
-@pytest.fixture(scope="module")
-def golden() -> list[dict]:
-    assert GOLDEN_PATH.is_file(), f"missing {GOLDEN_PATH}"
-    return load_golden()
+def load_golden() -> list[dict]:
+    return load_jsonl(GOLDEN_PATH)
 
 
-@pytest.fixture(scope="module")
-def corpus() -> dict[str, str]:
+def load_corpus() -> dict[str, str]:
+    """Document stem -> markdown text; skips the calling test when the corpus is absent."""
     if not CORPUS_DIR.is_dir():
         pytest.skip(f"corpus directory not found: {CORPUS_DIR}")
     texts = {}
@@ -87,8 +86,77 @@ def corpus() -> dict[str, str]:
     return texts
 
 
+@pytest.fixture(scope="module")
+def golden() -> list[dict]:
+    assert GOLDEN_PATH.is_file(), f"missing {GOLDEN_PATH}"
+    return load_golden()
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, str]:
+    return load_corpus()
+
+
 def answerable(records: list[dict]) -> list[dict]:
     return [r for r in records if r.get("category") != "negative"]
+
+
+def docs_of(record: dict) -> list[str]:
+    """The document stems a record cites: `doc` is one stem, or a list when evidence spans documents."""
+    doc = record["doc"]
+    return list(doc) if isinstance(doc, list) else [doc]
+
+
+# --------------------------------------------------------------------------- evidence helpers
+# Each returns the problems found (empty when all is well), so every split asserts the same rules.
+
+
+def evidence_length_problems(records: list[dict]) -> list[str]:
+    return [
+        f"{r['id']}: evidence length {len(e)} outside {EVIDENCE_MIN_LEN}-{EVIDENCE_MAX_LEN}: {e!r}"
+        for r in answerable(records)
+        for e in r["evidence"]
+        if not EVIDENCE_MIN_LEN <= len(e) <= EVIDENCE_MAX_LEN
+    ]
+
+
+def evidence_markup_problems(records: list[dict]) -> list[str]:
+    problems = []
+    for r in answerable(records):
+        for e in r["evidence"]:
+            found = [m for m in FORBIDDEN_MARKUP if m in e]
+            if found:
+                problems.append(f"{r['id']}: evidence contains markup {found}: {e!r}")
+            if e.lstrip().startswith(">"):
+                problems.append(f"{r['id']}: evidence starts with '>': {e!r}")
+            if "\n" in e:
+                problems.append(f"{r['id']}: evidence contains a line break: {e!r}")
+    return problems
+
+
+def evidence_missing_from_documents(records: list[dict], corpus: dict[str, str]) -> list[str]:
+    """Evidence found (normalised) in none of the record's documents."""
+    normalised = {stem: normalise(text) for stem, text in corpus.items()}
+    return [
+        f"{r['id']} ({r['doc']}): {e!r}"
+        for r in answerable(records)
+        for e in r["evidence"]
+        if not any(normalise(e) in normalised[d] for d in docs_of(r))
+    ]
+
+
+def evidence_spanning_lines(records: list[dict], corpus: dict[str, str]) -> list[str]:
+    """Evidence that no single line (paragraph, list item, table row) of its documents holds."""
+    lines = {
+        stem: [normalise(line) for line in text.splitlines() if line.strip()]
+        for stem, text in corpus.items()
+    }
+    return [
+        f"{r['id']} ({r['doc']}): {e!r}"
+        for r in answerable(records)
+        for e in r["evidence"]
+        if not any(normalise(e) in line for d in docs_of(r) for line in lines[d])
+    ]
 
 
 # --------------------------------------------------------------------------- structure
@@ -160,47 +228,24 @@ def test_answerable_have_evidence_and_answer(golden):
 
 
 def test_evidence_length(golden):
-    for r in answerable(golden):
-        for e in r["evidence"]:
-            assert EVIDENCE_MIN_LEN <= len(e) <= EVIDENCE_MAX_LEN, (
-                f"{r['id']}: evidence length {len(e)} outside "
-                f"{EVIDENCE_MIN_LEN}-{EVIDENCE_MAX_LEN}: {e!r}"
-            )
+    problems = evidence_length_problems(golden)
+    assert not problems, "\n".join(problems)
 
 
 def test_evidence_has_no_markup(golden):
-    for r in answerable(golden):
-        for e in r["evidence"]:
-            found = [m for m in FORBIDDEN_MARKUP if m in e]
-            assert not found, f"{r['id']}: evidence contains markup {found}: {e!r}"
-            assert not e.lstrip().startswith(">"), f"{r['id']}: evidence starts with '>': {e!r}"
-            assert "\n" not in e, f"{r['id']}: evidence contains a line break: {e!r}"
+    problems = evidence_markup_problems(golden)
+    assert not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------- against the corpus
 
 
 def test_every_evidence_occurs_in_its_document(corpus, golden):
-    normalised = {stem: normalise(text) for stem, text in corpus.items()}
-    misses = []
-    for r in answerable(golden):
-        doc_text = normalised[r["doc"]]
-        for e in r["evidence"]:
-            if normalise(e) not in doc_text:
-                misses.append(f"{r['id']} ({r['doc']}): {e!r}")
+    misses = evidence_missing_from_documents(golden, corpus)
     assert not misses, "evidence not found in document:\n" + "\n".join(misses)
 
 
 def test_every_evidence_lies_within_one_line(corpus, golden):
     """Evidence must not span a paragraph, list item, or table row boundary."""
-    lines = {
-        stem: [normalise(line) for line in text.splitlines() if line.strip()]
-        for stem, text in corpus.items()
-    }
-    misses = []
-    for r in answerable(golden):
-        for e in r["evidence"]:
-            needle = normalise(e)
-            if not any(needle in line for line in lines[r["doc"]]):
-                misses.append(f"{r['id']} ({r['doc']}): {e!r}")
+    misses = evidence_spanning_lines(golden, corpus)
     assert not misses, "evidence not contained in a single line:\n" + "\n".join(misses)
