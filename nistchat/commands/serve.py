@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import click
 
@@ -25,10 +26,18 @@ def lan_address() -> str:
         return "127.0.0.1"
 
 
-def _self_test(registry) -> None:
-    """In the background, so the site serves at once; a reader crash here ends the worker only."""
+def _self_test(runtime) -> None:
+    """In the background, so the site serves at once; a reader crash here ends the worker only.
+    Then one retrieval loads the index and embeds the query-expansion vocabulary, which would
+    otherwise make the first person's question wait for it."""
     click.echo("self-test: one embedding and a one-token answer (the reader process starts now)")
-    click.echo(self_test_lines(registry.self_test()))
+    click.echo(self_test_lines(runtime.models.self_test()))
+    try:
+        t = time.perf_counter()
+        runtime.retrieve("warm-up: how are AI risks managed?")
+        click.echo(f"warm-up: index and search vocabulary ready in {time.perf_counter() - t:.1f} s")
+    except Exception as exc:  # the status page shows an index problem; serving goes on
+        click.echo(f"warm-up: retrieval failed: {exc}")
 
 
 def self_test_lines(result: dict) -> str:
@@ -55,11 +64,11 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     click.echo(f"database: {settings.db_path} (up to date)")
     from ..extensions import app_runtime
     try:
-        registry = app_runtime(app).models
-        for role in registry.describe():
+        runtime = app_runtime(app)
+        for role in runtime.models.describe():
             unavailable = f" (unavailable: {role['error']})" if role["error"] else ""
             click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']}){unavailable}")
-        threading.Thread(target=_self_test, args=(registry,), name="self-test", daemon=True).start()
+        threading.Thread(target=_self_test, args=(runtime,), name="self-test", daemon=True).start()
     except Exception as exc:  # the page shows the same problem on /status
         click.echo(f"models: cannot plan backends: {exc}")
     shown = lan_address() if host in ("0.0.0.0", "::") else host

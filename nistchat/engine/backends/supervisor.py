@@ -197,13 +197,14 @@ class WorkerReader:
         reader = self._reader()
         try:
             yield from reader.stream(messages, max_tokens=max_tokens, temperature=temperature)
-        except TimedOut:
+        except TimedOut as exc:  # the client's words name Ollama; here it is our own process
             self.worker.restart(f"restarted after it produced nothing for {self.timeout_s:.0f} s")
-            raise
+            raise TimedOut(f"The reader process produced nothing for {self.timeout_s:.0f} s (the machine may be "
+                           "overloaded); it is being restarted. Please ask again.") from exc
         except BackendError as exc:
             ended = self.worker.died()
             if ended is None:
-                raise
+                raise type(exc)(f"The reader process failed: {exc.message}") from exc
             raise Interrupted(f"The reader process stopped mid-answer ({ended}). It is being restarted; "
                               "the text so far is saved as incomplete. Please ask again.") from exc
 
