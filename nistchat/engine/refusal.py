@@ -115,8 +115,8 @@ def dense_max(retrieval: Retrieval, embedder=None) -> float | None:
         return max(float(item.get("score", 0.0)) for item in stage.items)
     if embedder is None or not retrieval.passages:
         return None
-    vectors = embedder.embed([retrieval.question] + [p.text for p in retrieval.passages])
-    return float(np.max(vectors[1:] @ vectors[0]))
+    question = embedder.embed_query([retrieval.question])[0]
+    return float(np.max(embedder.embed([p.text for p in retrieval.passages]) @ question))
 
 
 def rerank_max(retrieval: Retrieval, embedder=None) -> float | None:

@@ -257,10 +257,9 @@ class Retriever:
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
             pending = neighbours.pending(tokens) if neighbours else []
-            vectors = embedder.embed([query.search_text] + pending)
-            if pending:
-                neighbours.learn(pending, vectors[1:])
-            vector = vectors[:1]
+            vector = embedder.embed_query([query.search_text])
+            if pending:  # corpus-side words: embedded like the vocabulary they are compared with
+                neighbours.learn(pending, embedder.embed(pending))
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()

@@ -13,7 +13,10 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str], *, batch_size: int = 32, show_progress: bool = False) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text."""
+        """L2-normalised float32 vectors, one row per text, embedded as documents (passages)."""
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        """The same for search queries: asymmetric models (EmbeddingGemma) prompt the two sides differently."""
 
 
 @runtime_checkable

@@ -40,9 +40,17 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str], *, batch_size: int = 32, show_progress: bool = False) -> np.ndarray:
+        return self._encode(self._model.encode_document, texts, batch_size, show_progress)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        return self._encode(self._model.encode_query, texts, 32, False)
+
+    def _encode(self, encode, texts: list[str], batch_size: int, show_progress: bool) -> np.ndarray:
+        """A model without prompts (MiniLM) encodes both sides alike; one with them (EmbeddingGemma)
+        prefixes its own query and document prompts."""
         with self._lock:
-            vectors = self._model.encode(list(texts), batch_size=batch_size, show_progress_bar=show_progress,
-                                         normalize_embeddings=True, convert_to_numpy=True)
+            vectors = encode(list(texts), batch_size=batch_size, show_progress_bar=show_progress,
+                             normalize_embeddings=True, convert_to_numpy=True)
         return np.asarray(vectors, dtype="float32").reshape(len(texts), self.dim)
 
 

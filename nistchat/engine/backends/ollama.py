@@ -98,3 +98,6 @@ class OllamaEmbedder:
         vectors = np.asarray(rows, dtype="float32")
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts)
