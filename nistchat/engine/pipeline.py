@@ -15,12 +15,13 @@ from typing import Iterator
 from . import citations, refusal
 from .errors import BackendError, IndexMissing
 from .generate import stream_answer
-from .prompt import build_messages, estimate_tokens, fit_passages
+from .prompt import build_messages, fit_passages
 from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
+from .text import estimate_tokens, split_sentences
 from .types import Event, Passage, Trace, Verdict
 from .verify import (VerifyBudget, count_mismatch, restates_question, says_dont_know, should_retry,
-                     split_sentences, support_counts, support_score, ungrounded_verdicts, verify_sentences)
+                     support_counts, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +120,9 @@ def _prompt_tokens(reader, messages: list[dict]) -> int:
     text = "\n".join(m["content"] for m in messages)
     counter = getattr(reader, "count_tokens", None)
     try:
-        return (counter(text) if counter else estimate_tokens(text)) + 6 * len(messages)  # + chat template
+        return (counter(text) if counter else estimate_tokens(text, by="chars")) + 6 * len(messages)  # + chat template
     except Exception:  # counting is informational; never fail an answer over it
-        return estimate_tokens(text)
+        return estimate_tokens(text, by="chars")
 
 
 class _Run:

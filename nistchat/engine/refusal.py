@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .query import framework_ids, identifier_regex
+from .query import framework_ids
+from .text import identifier_regex
 from .types import Passage, Retrieval
 
 # The seven publications the index is built from (what a refusal tells the user the bot covers).

@@ -17,12 +17,13 @@ import numpy as np
 from . import fusion
 from .catalog import Catalog
 from .parent_expansion import ExpandConfig, count_tokens, expand
-from .query import Query, identifier_regex, prepare
+from .query import Query, prepare
 from .query_expansion import ExpansionConfig, TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
 from .score_blend import RULE as BLEND_RULE, BlendConfig, blend
 from .shape import LIST_KINDS, item_count
+from .text import identifier_regex
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
