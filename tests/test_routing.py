@@ -3,35 +3,12 @@ score-blend fallback and whole lists for list questions: units on hand-built dat
 real corpus index."""
 import pytest
 
-from nistchat.engine.catalog import Catalog, number_of
 from nistchat.engine.parent_expansion import ExpandConfig, count_tokens, expand
 from nistchat.engine.query import prepare, stated_count
 from nistchat.engine.score_blend import BlendConfig, blend, normalised
 from nistchat.engine.shape import item_count, states_number
 from nistchat.engine.retriever import RetrievalConfig
 from nistchat.engine.types import Candidate, Parent
-
-DOCS = ["NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.800-4", "NIST.SP.800-218A", "NIST.AI.CI-Profile-Concept-Note"]
-
-
-def test_catalog_finds_documents_by_name_and_number():
-    cat = Catalog(DOCS)
-    assert cat.named("What does the Generative AI Profile say about CBRN?") == ["NIST.AI.600-1"]
-    assert cat.named("In SP 800-218A, what is PW.1.1?") == ["NIST.SP.800-218A"]
-    assert cat.named("per AI 800-4") == ["NIST.AI.800-4"]
-    assert cat.named("How does the AI RMF relate to the GAI profile?") == ["NIST.AI.100-1", "NIST.AI.600-1"]
-    assert cat.named("What are the SSDF practices?") == ["NIST.SP.800-218A"]
-    assert cat.named("What is confabulation?") == []
-    assert cat.named("the 800-218 series") == []  # a number is matched whole, never as a prefix
-    assert number_of("NIST.AI.CI-Profile-Concept-Note") is None
-
-
-def test_catalog_longest_name_wins_and_site_names_add():
-    cat = Catalog(DOCS, {"NIST.AI.800-4": ["the monitoring report"]})
-    # "Artificial Intelligence Risk Management Framework" alone is 100-1 ...
-    assert cat.named("the Artificial Intelligence Risk Management Framework") == ["NIST.AI.100-1"]
-    # ... and a site-configured name routes too
-    assert cat.named("What does the monitoring report cover?") == ["NIST.AI.800-4"]
 
 
 def test_question_shape():

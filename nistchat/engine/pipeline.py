@@ -337,7 +337,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.trace.add("verify_policy", 0.0, [{"mode": run.opts.verify, "risk": run.risk.level,
                                           "weak_retrieval": run.weak_retrieval}])
     if g.refuse:
-        text = refusal.message(run.passages, "the question looks outside what they cover")
+        text = refusal.message(run.passages, "the question looks outside what they cover", runtime.index)
         run.mark_first_token()
         yield Event("token", {"text": text, "attempt": 0})
         yield run.final(text, refused=True, refusal_reason="off_topic", extra={"gate": g.to_dict()})
@@ -399,7 +399,7 @@ def _write(run: _Run, runtime, g) -> Iterator[Event]:
     if reason:
         why = ("the passages found do not answer it" if reason == "reader_declined"
                else "nothing in the drafted answer could be checked against the passages")
-        text = refusal.message(run.passages, why)
+        text = refusal.message(run.passages, why, runtime.index)
         yield run.final(text, refused=True, refusal_reason=reason, attempts=attempts, chosen=chosen,
                         retried=second is not None, extra={"gate": g.to_dict(), "chosen_attempt": chosen.n})
         return

@@ -13,20 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .catalog import documents
 from .query import framework_ids
 from .text import identifier_regex
 from .types import Passage, Retrieval
-
-# The seven publications the index is built from (what a refusal tells the user the bot covers).
-CORPUS_COVERS = [
-    "NIST AI 100-1, AI Risk Management Framework (AI RMF 1.0)",
-    "NIST AI 100-2e2023, Adversarial Machine Learning: a taxonomy of attacks and mitigations",
-    "NIST AI 100-5, A Plan for Global Engagement on AI Standards",
-    "NIST AI 600-1, AI RMF Generative AI Profile",
-    "NIST AI 800-4, Challenges to the Monitoring of Deployed AI Systems",
-    "Concept Note: AI RMF Trustworthy AI in Critical Infrastructure Profile",
-    "NIST SP 800-218A, Secure Software Development Practices for Generative AI and Dual-Use Foundation Models",
-]
 
 # Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
 # data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:
@@ -176,10 +166,16 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     return g
 
 
-def message(passages: list[Passage], reason: str = "") -> str:
-    """What a refusal says: the documents don't answer this, what they do cover, where to look."""
+def covers(index) -> list[str]:
+    """What the corpus covers, one label per indexed document (catalog.documents), in index order."""
+    return [doc.label for doc in documents(index)]
+
+
+def message(passages: list[Passage], reason: str = "", index=None) -> str:
+    """What a refusal says: the documents don't answer this, what they (the `index`'s) cover, where to look."""
     lines = ["I can't answer that from the NIST documents I have" + (f" ({reason})." if reason else ".")]
-    lines.append("They cover: " + "; ".join(CORPUS_COVERS) + ".")
+    if index is not None:
+        lines.append("They cover: " + "; ".join(covers(index)) + ".")
     if passages:
         closest = []
         for i, p in enumerate(passages[:3], 1):

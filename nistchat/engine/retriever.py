@@ -155,7 +155,7 @@ class Retriever:
         self.first_child: dict[str, str] = {}
         for c in self.children:
             self.first_child.setdefault(c.parent_id, c.id)
-        self.catalog = Catalog(dict.fromkeys(p.doc for p in index.parents.values()), self.config.doc_aliases)
+        self.catalog = Catalog.from_index(index, self.config.doc_aliases)
 
     # -- the two retrievers
     def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
