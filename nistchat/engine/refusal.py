@@ -31,11 +31,7 @@ from .types import Passage, Retrieval
 # settings.extra["refusal_threshold"] / ["refusal_unknown_term_threshold"].
 REFUSAL_FEATURE = "dense_max"
 # A question whose framework id (MAP 5.1, PW.4.3) a retrieved passage states is exempt from rule 1
-# (stated_ids) and left out of its calibration.
-# Calibration run (golden set of 88, index of 561 parents / 1603 children, INGEST_VERSION 5, retrieval
-# scoped to named documents, with query expansion): negatives' scores 0.484-0.728 (p50 0.547),
-# answerable 0.436-0.806 (p50 0.620); 9 answerable exempt. Rule 1 alone refuses 4/12 negatives and 3/67 non-exempt
-# answerable; both rules refuse 8/12 negatives and 3/76 answerable.
+# (stated_ids) and left out of its calibration. The last calibration run: docs/decisions.md.
 REFUSAL_THRESHOLD = 0.5266
 UNKNOWN_TERM_THRESHOLD = 0.6199
 
