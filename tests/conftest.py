@@ -88,6 +88,17 @@ def tiny_index(tmp_path_factory, corpus_dir, light_runtime):
     return Index.load(root / "index")
 
 
+@pytest.fixture
+def parent():
+    """Factory for hand-built parents, each in a section of its own: parent(id, text, kind, doc)."""
+    from nistchat.engine.types import Parent
+
+    def make(pid: str, text: str, kind: str = "prose", doc: str = "D") -> Parent:
+        return Parent(pid, doc, "T", ["S", pid], kind, text)
+
+    return make
+
+
 # -- web fixtures (flaskr pattern); the helpers they use are in web_support.py
 @pytest.fixture(scope="session")
 def light_runtime(tmp_path_factory):
