@@ -4,6 +4,7 @@ re-runs fast), one Runtime per session so models load once."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,43 @@ def runtime(corpus_dir):
 @pytest.fixture(scope="session")
 def index(runtime):
     return runtime.index
+
+
+# A made-up eighth publication: no code or alias table knows it, only its file.
+EXTRA_DOC = """# NIST AI 999-9 Guidance on Widget Assurance
+
+## 1. Scope
+
+Widget assurance covers how an organization tests, documents and monitors the widgets it deploys.
+Each widget is reviewed before release and again every quarter.
+"""
+
+
+@pytest.fixture(scope="session")
+def tiny_index(tmp_path_factory, corpus_dir, light_runtime):
+    """A real index of two documents: the corpus's smallest (the CI Profile concept note) and
+    EXTRA_DOC, built by the real ingestion with the real embedder."""
+    from nistchat.engine.index import Index
+    from nistchat.engine.ingest import ingest_corpus
+
+    root = tmp_path_factory.mktemp("tiny-index")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    shutil.copy(corpus_dir / "NIST.AI.CI-Profile-Concept-Note.md", corpus)
+    (corpus / "NIST.AI.999-9.md").write_text(EXTRA_DOC, encoding="utf-8")
+    ingest_corpus(corpus, root / "index", light_runtime.models.get("embedder"), log=lambda *_: None, progress=False)
+    return Index.load(root / "index")
+
+
+@pytest.fixture
+def parent():
+    """Factory for hand-built parents, each in a section of its own: parent(id, text, kind, doc)."""
+    from nistchat.engine.types import Parent
+
+    def make(pid: str, text: str, kind: str = "prose", doc: str = "D") -> Parent:
+        return Parent(pid, doc, "T", ["S", pid], kind, text)
+
+    return make
 
 
 # -- web fixtures (flaskr pattern); the helpers they use are in web_support.py

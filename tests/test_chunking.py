@@ -5,8 +5,9 @@ import re
 
 import pytest
 
-from nistchat.engine.chunking import ChunkConfig, approx_tokens, chunk_document
+from nistchat.engine.chunking import ChunkConfig, chunk_document
 from nistchat.engine.documents import parse_markdown, read_document
+from nistchat.engine.text import estimate_tokens
 from nistchat.engine.types import Block, Document
 
 from .conftest import SHARED_CORPUS
@@ -34,7 +35,7 @@ def test_prose_is_packed_per_section_within_budget():
     parents, children = chunk_document(doc_of(blocks), cfg)
     scope = [p for p in parents if p.heading_path == ["1. Scope"]]
     assert len(scope) >= 3
-    assert all(approx_tokens(p.text) <= cfg.parent_tokens for p in scope)
+    assert all(estimate_tokens(p.text, by="words") <= cfg.parent_tokens for p in scope)
     assert all(p.kind == "prose" for p in parents)
     assert parents[-1].heading_path == ["2. Other"]  # never merged across sections
     for a, b in zip(parents, parents[1:]):
@@ -45,7 +46,7 @@ def test_prose_is_packed_per_section_within_budget():
 def test_oversized_paragraph_is_split_on_sentences_and_children_overlap():
     cfg = ChunkConfig(parent_tokens=250, child_words=60, child_overlap_words=20)
     parents, children = chunk_document(doc_of([Block("prose", sentence_paragraph(40, "big"), ["1. S"])]), cfg)
-    assert len(parents) > 1 and all(approx_tokens(p.text) <= cfg.parent_tokens for p in parents)
+    assert len(parents) > 1 and all(estimate_tokens(p.text, by="words") <= cfg.parent_tokens for p in parents)
     assert all(p.text.rstrip().endswith(".") for p in parents)  # cut between sentences
     first = [content_of(c) for c in children if c.parent_id == parents[0].id]
     assert len(first) >= 2
@@ -177,7 +178,8 @@ def test_real_children_are_never_boilerplate(folder):
             assert "![" not in c.text, (path.name, c.id)
             assert not HEADER_ONLY.match(content), (path.name, c.id, content)
             assert len(content) >= 10, (path.name, c.id, content)
-        assert max(approx_tokens(p.text) for p in parents if p.kind == "prose") <= ChunkConfig().parent_tokens
+        prose = [estimate_tokens(p.text, by="words") for p in parents if p.kind == "prose"]
+        assert max(prose) <= ChunkConfig().parent_tokens
 
 
 @needs_corpus

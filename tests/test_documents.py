@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from nistchat.engine.documents import DocumentError, parse_markdown, read_document, split_sentences
+from nistchat.engine.documents import DocumentError, parse_markdown, read_document
 
 from .conftest import SHARED_CORPUS
 
@@ -170,12 +169,6 @@ def test_long_lead_in_sentence_is_taken_alone():
     last = "The plan sorts the many candidate topics for standards work into the following three groups:"
     doc = parse_markdown(f"# T\n\n## 1. S\n\n{long_intro} {last}\n\n- one\n- two\n", doc_id="X")
     assert doc.blocks[1].caption == last
-
-
-def test_split_sentences_keeps_abbreviations():
-    text = "Attacks exist, e.g. evasion. Mitigations (i.e. defenses) follow. See Fig. 3 for more. Done."
-    assert split_sentences(text) == ["Attacks exist, e.g. evasion.", "Mitigations (i.e. defenses) follow.",
-                                     "See Fig. 3 for more.", "Done."]
 
 
 # ---------------------------------------------------------------------------------------------

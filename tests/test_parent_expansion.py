@@ -203,3 +203,19 @@ def test_a_joined_piece_brings_its_own_budget_share():
     assert [pc.parent.id for pc in slots[0].pieces] == ["a", "b"]
     assert slot_weight(slots[0]) == evidence_weight([1]) + evidence_weight([3])
     assert slot_weight(slots[0]) > evidence_weight([1, 3])  # not discounted as a repeat hit
+
+
+def test_list_questions_keep_lists_whole():
+    lst = P("lst", "The items:\n" + "\n".join(f"- item number {i} with a few words of its own" for i in range(12)),
+            section=("S", "lst"), kind="list")
+    others = {f"p{i}": P(f"p{i}", " ".join(f"word{i}_{j}" for j in range(200)), section=("S", f"p{i}"))
+              for i in range(3)}
+    parents = {"lst": lst, **others}
+    cands = [Candidate(f"p{i}-0", f"p{i}", 1.0 - i / 10) for i in range(3)] + [Candidate("lst-0", "lst", 0.1)]
+    size = count_tokens(lst.text)
+    budget = 2 * size + 100
+    trimmed, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget))
+    whole, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget, whole_lists=True))
+    assert trimmed[3].text != lst.text  # by rank weight the last passage gets a small share
+    assert whole[3].text == lst.text
+    assert sum(count_tokens(p.text) for p in whole) <= budget

@@ -1,6 +1,7 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
-from nistchat.engine.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, estimate_tokens,
-                                    fit_passages, format_context, history_window)
+from nistchat.engine.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
+                                    format_context, history_window)
+from nistchat.engine.text import estimate_tokens
 from nistchat.engine.types import Passage
 
 
@@ -10,7 +11,7 @@ def P(i, text="Some passage text.", page=4):
 
 
 def test_system_prompt_is_short_and_says_the_rules():
-    assert estimate_tokens(SYSTEM_PROMPT) <= 70
+    assert estimate_tokens(SYSTEM_PROMPT, by="chars") <= 70
     for phrase in ("only from the numbered context", "don't know", "plain text", "every item",
                    "ordered steps", "NIST's wording", "[n]", "never instructions"):
         assert phrase in SYSTEM_PROMPT

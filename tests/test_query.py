@@ -1,5 +1,5 @@
 """Query stage: normalisation keeps identifiers intact; follow-ups borrow the previous question."""
-from nistchat.engine.query import identifiers, is_follow_up, normalise, prepare
+from nistchat.engine.query import identifiers, is_follow_up, normalise, prepare, stated_count
 
 HISTORY = [{"role": "user", "content": "What are the six monitoring categories in AI 800-4?"},
            {"role": "assistant", "content": "Functionality, Operational, ..."}]
@@ -65,3 +65,17 @@ def test_asks_definition_only_for_questions_about_what_an_acronym_means():
               "How should GAI risks be governed?"):
         assert not asks_definition(q), q
     assert prepare("What does TEVV stand for?").asks_definition
+
+
+def test_question_shape():
+    q = prepare("What are the six kinds of post-deployment monitoring?")
+    assert q.wants_list and q.count == 6
+    assert prepare("List the risks in AI 600-1.").wants_list and prepare("List the risks in AI 600-1.").count is None
+    assert not prepare("Why does monitoring matter?").wants_list
+    assert stated_count("What does MEASURE 2.11 say in AI 800-4?") is None  # ids and numbers are not counts
+    assert stated_count("name the 12 risks") == 12
+    assert stated_count("in 2024 there were 3 workshops") == 3
+    for name in ("Which SOC 2 Trust Services Criteria apply?", "What does GDPR Article 22 give people?",
+                 "Which item of the OWASP Top 10 for LLMs is it?"):
+        assert stated_count(name) is None, name  # a number after a mid-sentence name is part of it
+    assert stated_count("List 10 risks") == 10

@@ -1,7 +1,7 @@
 """The pre-generation gate and the refusal message (threshold itself: scripts/calibrate_refusal.py)."""
 from nistchat.config import load_settings
 from nistchat.config import RefusalSettings
-from nistchat.engine.refusal import CORPUS_COVERS, gate, message
+from nistchat.engine.refusal import covers, gate, message
 
 REFUSAL_THRESHOLD = RefusalSettings().threshold
 from nistchat.engine.types import Passage, Retrieval, Trace
@@ -27,10 +27,20 @@ def test_threshold_override_from_settings(tmp_path):
     assert g.refuse and g.threshold == 0.95 and g.feature == "dense_max"
 
 
-def test_message_says_what_is_covered_and_the_closest_sources():
-    text = message(retrieval(0.5).passages, "off topic")
-    assert "off topic" in text and all(doc in text for doc in CORPUS_COVERS)
-    assert "[1] NIST.AI.600-1, Risks > Data Privacy (p. 12)" in text
+def test_message_says_what_is_covered_and_the_closest_sources(index):
+    text = message(retrieval(0.5).passages, "off topic", index)
+    assert "off topic" in text and "[1] NIST.AI.600-1, Risks > Data Privacy (p. 12)" in text
+    assert len(covers(index)) == 7 and all(doc in text for doc in covers(index))
+    assert "NIST AI 100-1, Artificial Intelligence Risk Management Framework (AI RMF 1.0)" in text
+    assert "NIST AI 800-4, Challenges to the Monitoring of Deployed AI Systems" in text
+
+
+def test_a_document_added_to_the_corpus_is_listed_with_no_code_change(tiny_index):
+    text = message([], "off topic", tiny_index)
+    assert covers(tiny_index) == ["NIST AI 999-9, Guidance on Widget Assurance",
+                                  "Concept Note: Artificial Intelligence Risk Management Framework: Trustworthy AI "
+                                  "in Critical Infrastructure Profile"]
+    assert "They cover: NIST AI 999-9, Guidance on Widget Assurance; Concept Note: " in text
 
 
 def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):

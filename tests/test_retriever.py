@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from nistchat.engine.parent_expansion import count_tokens
-from nistchat.config import ConfigError, RetrievalSettings, load_settings
+from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
 from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
+from nistchat.engine.shape import item_count
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
@@ -180,3 +181,58 @@ def test_asking_what_a_common_acronym_stands_for_finds_its_definition(retriever)
     texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
     assert texts and all("(GAI)" in t or "GAI:" in t for t in texts)
     assert not retriever.retrieve("How should GAI risks be governed?").trace.stage("exact").items
+
+
+def test_retrieval_config_rejects_unknown_fallback_settings():
+    with pytest.raises(ConfigError, match="fallback"):
+        updated(RetrievalSettings(), {"fallback": "magic"}, "retrieval")
+    with pytest.raises(ConfigError, match="unknown setting retrieval.blend.nope"):
+        updated(RetrievalSettings(), {"blend": {"nope": 1}}, "retrieval")
+
+
+def test_named_document_scopes_the_search(runtime):
+    r = runtime.retrieve("What does the Generative AI Profile say about confabulation?")
+    assert r.trace.stage("query").items[0]["documents"] == ["NIST.AI.600-1"]
+    assert {p.doc for p in r.passages} == {"NIST.AI.600-1"}
+    everything = runtime.retriever.with_config(scope_named_docs=False).retrieve(
+        "What does the Generative AI Profile say about confabulation?")
+    assert everything.trace.stage("query").items[0]["documents"] == []
+
+
+def test_blend_fallback_is_stated_in_the_trace(runtime):
+    r = runtime.retriever.with_config(fallback="blend").retrieve("Which groups are underrepresented in AI standards work?")
+    note = r.trace.stage("rerank").note
+    if runtime.models.optional("reranker") is None:
+        assert "fallback: blend of min-max normalised dense, BM25" in note
+        assert r.trace.stage("rerank").items and all("score" in it for it in r.trace.stage("rerank").items)
+    default = runtime.retrieve("Which groups are underrepresented in AI standards work?")
+    assert runtime.models.optional("reranker") is not None or "keep fused (RRF) order" in default.trace.stage("rerank").note
+
+
+def test_a_passage_referring_to_a_table_brings_the_table_into_the_fusion(runtime):
+    question = "What kinds of post-release oversight does the monitoring report group its work into?"
+    r = runtime.retrieve(question)
+    followed = [it["parent"] for it in r.trace.stage("refs").items]
+    table_1 = next(p.id for p in runtime.index.parents.values()
+                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
+    assert table_1 in followed  # a well-ranked passage says "(Table 1)"; the table itself ranks low on its own
+    fused = {it["parent"]: it for it in r.trace.stage("fuse").items}
+    assert "refs" in fused[table_1]["ranks"]
+    off = runtime.retriever.with_config(refs_window=0).retrieve(question)
+    assert off.trace.stage("refs").items == []
+
+
+def test_a_list_question_naming_a_count_lifts_lists_of_that_many_items(runtime):
+    question = ("What are the six kinds of post-deployment monitoring that NIST's report on monitoring "
+                "deployed AI systems uses to organise the field?")
+    r = runtime.retrieve(question)
+    table_1 = next(p for p in runtime.index.parents.values()
+                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
+    counted = [it["parent"] for it in r.trace.stage("count").items]
+    assert table_1.id in counted and item_count(table_1) == 6
+    assert all(item_count(runtime.index.parents[pid]) == 6 for pid in counted)
+    assert table_1.id in [p.id for p in r.passages]
+    off = runtime.retriever.with_config(count_window=0).retrieve(question)
+    assert off.trace.stage("count").items == [] and table_1.id not in [p.id for p in off.passages]
+    plain = runtime.retrieve("Why does post-deployment monitoring matter?")  # no count: no such list
+    assert plain.trace.stage("count").items == []

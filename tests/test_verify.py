@@ -1,45 +1,18 @@
-"""Sentence splitting, per-sentence verdicts and the retry decision (verifier stubbed by a rule,
+"""Per-sentence verdicts and the retry decision (verifier stubbed by a rule,
 so these run without a model; the real judge is exercised in test_pipeline.py)."""
 import pytest
 
+from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
 from nistchat.engine.verify import (candidate_passages, citations, claim_text, count_mismatch,
-                                    is_checkable, says_dont_know, should_retry, split_sentences, support_score,
+                                    is_checkable, says_dont_know, should_retry, support_score,
                                     verify_sentences)
 
 
 def P(text, section="Sec"):
     return Passage(rank=1, id=text[:8], doc="NIST.AI.100-1", title="AI RMF", section=section, kind="prose",
                    page=1, text=text, score=1.0)
-
-
-def test_abbreviations_do_not_end_sentences():
-    text = "Use safeguards, e.g. red-teaming, i.e. adversarial testing [1]. The U.S. government agrees. Done."
-    assert split_sentences(text) == [
-        "Use safeguards, e.g. red-teaming, i.e. adversarial testing [1].",
-        "The U.S. government agrees.", "Done."]
-
-
-def test_identifier_labels_stay_with_their_text():
-    text = "GOVERN 1.2. The characteristics of trustworthy AI are integrated [2]. See also MAP 5.1 now."
-    assert split_sentences(text) == ["GOVERN 1.2. The characteristics of trustworthy AI are integrated [2].",
-                                     "See also MAP 5.1 now."]
-
-
-def test_decimals_and_section_numbers_are_not_boundaries():
-    assert split_sentences("AI RMF 1.0 was released in 2023. Version 1.1 is planned.") == [
-        "AI RMF 1.0 was released in 2023.", "Version 1.1 is planned."]
-
-
-def test_list_items_are_sentences_and_keep_their_markers():
-    text = "The categories are:\n1. Functionality monitoring [1].\n2. Security monitoring.\n- Compliance. Also [2]."
-    assert split_sentences(text) == ["The categories are:", "1. Functionality monitoring [1].",
-                                     "2. Security monitoring.", "- Compliance. Also [2]."]
-
-
-def test_citation_after_the_period_belongs_to_the_sentence_before():
-    assert split_sentences("It ends here. [3] Next one! Really?") == ["It ends here. [3]", "Next one!", "Really?"]
 
 
 def test_citation_parsing_and_claim_text():

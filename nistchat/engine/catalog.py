@@ -1,21 +1,30 @@
-"""The names people use for the corpus documents, so a question that names one can be routed to it.
+"""The corpus documents as the built index knows them, and the names people use for them.
 
-Why: "in the Generative AI Profile" or "per SP 800-218A" is the most precise scope a question can
-carry, and neither retriever uses it: the AI RMF (100-1) and its profiles share whole passages of
-vocabulary, so the named document's passage can lose to a sibling's. Names are the official
-titles, their short forms and the publication numbers; generic phrases ("the framework", "the
+Why read them from the index: a document added to the corpus then appears everywhere a list of
+documents is shown (refusal messages, document filters) and can be named in a question, after
+re-ingesting and with no code change.
+
+Why route by name: "in the Generative AI Profile" or "per SP 800-218A" is the most precise scope a
+question can carry, and neither retriever uses it: the AI RMF (100-1) and its profiles share whole
+passages of vocabulary, so the named document's passage can lose to a sibling's. A document's
+names are its publication number and its title (both from the index), plus the short forms in
+ALIASES, the one table of names a title does not yield. Generic phrases ("the framework", "the
 plan") are left out because they name a document only in context. A site adds names for its own
 documents under `[retrieval.doc_aliases]`.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Iterable
 
-KNOWN_NAMES: dict[str, tuple[str, ...]] = {
-    "NIST.AI.100-1": ("AI RMF", "AI Risk Management Framework", "Artificial Intelligence Risk Management Framework"),
+from .documents import doc_short_name
+
+# Names users call the corpus documents by that their titles do not contain whole.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "NIST.AI.100-1": ("AI RMF", "AI Risk Management Framework"),
     "NIST.AI.100-2e2023": ("Adversarial Machine Learning taxonomy", "AML taxonomy", "AI 100-2"),
-    "NIST.AI.100-5": ("Plan for Global Engagement on AI Standards", "Global Engagement on AI Standards",
-                      "AI standards engagement plan"),
+    "NIST.AI.100-5": ("Global Engagement on AI Standards", "AI standards engagement plan"),
     "NIST.AI.600-1": ("Generative AI Profile", "Generative Artificial Intelligence Profile", "GenAI Profile",
                       "GAI Profile"),
     "NIST.AI.800-4": ("Monitoring of Deployed AI Systems", "Challenges to the Monitoring"),
@@ -30,6 +39,52 @@ def number_of(doc_id: str) -> str | None:
     return m.group(1) if m else None
 
 
+@dataclass(frozen=True)
+class DocEntry:
+    """One indexed document: its id and the title ingestion read from it."""
+    id: str
+    title: str = ""
+
+    @property
+    def own_title(self) -> str:
+        """The title without the publication number and what precedes it ("NIST AI 800-4 Challenges
+        to ..." -> "Challenges to ..."); '' when the title is only the number."""
+        title = self.title.strip().rstrip(".").strip()
+        number = number_of(self.id)
+        if number and number in title:
+            title = title.split(number, 1)[1]
+        return title.strip(" :,-–")
+
+    @property
+    def label(self) -> str:
+        """How a list of documents shows it: 'NIST AI 800-4, Challenges to the Monitoring of ...'."""
+        if not number_of(self.id):
+            return self.own_title or self.id
+        short = doc_short_name(self.id)
+        return f"{short}, {self.own_title}" if self.own_title else short
+
+    @property
+    def names(self) -> list[str]:
+        """Names that route a question to this document: aliases, the title (less a trailing
+        parenthesis and a leading article), the publication number."""
+        names = list(ALIASES.get(self.id, ()))
+        title = re.sub(r"^(?:a|an|the)\s+", "", re.sub(r"\s*\([^)]*\)$", "", self.own_title), flags=re.IGNORECASE)
+        if len(title.split()) >= 3 and title not in names:
+            names.append(title)
+        number = number_of(self.id)
+        if number:
+            names.append(number)
+        return names
+
+
+def documents(index) -> list[DocEntry]:
+    """The documents of a built index in index order, each with the title its parents carry."""
+    titles: dict[str, str] = {}
+    for parent in index.parents.values():
+        titles.setdefault(parent.doc, parent.title)
+    return [DocEntry(doc, title) for doc, title in titles.items()]
+
+
 def _pattern(name: str) -> re.Pattern:
     body = r"[\s-]+".join(re.escape(w) for w in re.split(r"[\s-]+", name.strip()))
     return re.compile(rf"(?<![\w-]){body}(?![\w-])", re.IGNORECASE)
@@ -38,14 +93,16 @@ def _pattern(name: str) -> re.Pattern:
 class Catalog:
     """doc id -> compiled name patterns for the documents actually in the index."""
 
-    def __init__(self, doc_ids, extra: dict[str, list[str]] | None = None):
+    def __init__(self, docs: Iterable[DocEntry | str], extra: dict[str, list[str]] | None = None):
         self.patterns: dict[str, list[tuple[str, re.Pattern]]] = {}
-        for doc in doc_ids:
-            names = list(KNOWN_NAMES.get(doc, ())) + list((extra or {}).get(doc, []))
-            number = number_of(doc)
-            if number:
-                names.append(number)
-            self.patterns[doc] = [(n, _pattern(n)) for n in names]
+        for doc in docs:
+            entry = doc if isinstance(doc, DocEntry) else DocEntry(doc)
+            names = entry.names + list((extra or {}).get(entry.id, []))
+            self.patterns[entry.id] = [(n, _pattern(n)) for n in names]
+
+    @classmethod
+    def from_index(cls, index, extra: dict[str, list[str]] | None = None) -> "Catalog":
+        return cls(documents(index), extra)
 
     def named(self, text: str) -> list[str]:
         """Documents the text names, in catalog order; of overlapping matches only the longest counts."""

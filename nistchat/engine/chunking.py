@@ -22,7 +22,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from .documents import doc_short_name, split_sentences
+from .documents import doc_short_name
+from .text import estimate_tokens, split_sentences
 from .types import Block, Child, Document, Parent
 
 
@@ -37,11 +38,6 @@ class ChunkConfig:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
-
-
-def approx_tokens(text: str) -> int:
-    """Word count x 1.3: close enough to a subword tokenizer for budgeting, and free."""
-    return int(len(text.split()) * 1.3) + 1
 
 
 def doc_slug(doc_id: str) -> str:
@@ -101,15 +97,16 @@ def _prose_parents(blocks: list[Block], config: ChunkConfig) -> list[_Draft]:
     """Paragraphs of one section, packed up to the budget; an oversized paragraph is split on sentences."""
     pieces: list[tuple[str, int | None]] = []
     for b in blocks:
-        if approx_tokens(b.text) <= config.parent_tokens:
+        if estimate_tokens(b.text, by="words") <= config.parent_tokens:
             pieces.append((b.text, b.page))
         else:
-            pieces.extend((chunk, b.page) for chunk in _pack_sentences(split_sentences(b.text), config.parent_tokens))
+            sentences = split_sentences(b.text, style="chunk")
+            pieces.extend((chunk, b.page) for chunk in _pack_sentences(sentences, config.parent_tokens))
     drafts: list[_Draft] = []
     current: list[str] = []
     page = None
     for text, p in pieces:
-        if current and approx_tokens("\n\n".join(current + [text])) > config.parent_tokens:
+        if current and estimate_tokens("\n\n".join(current + [text]), by="words") > config.parent_tokens:
             drafts.append(_Draft("prose", blocks[0].heading_path, "\n\n".join(current), page))
             current = []
         if not current:
@@ -125,7 +122,7 @@ def _prose_parents(blocks: list[Block], config: ChunkConfig) -> list[_Draft]:
 def _pack_sentences(sentences: list[str], budget: int) -> list[str]:
     chunks, current = [], []
     for s in sentences:
-        if current and approx_tokens(" ".join(current + [s])) > budget:
+        if current and estimate_tokens(" ".join(current + [s]), by="words") > budget:
             chunks.append(" ".join(current))
             current = []
         current.append(s)
@@ -147,7 +144,7 @@ def _table_reference(table: Block, blocks: list[Block]) -> str:
     ref = re.compile(rf"\b{re.escape(label.group(1))}(?![\d.]*\d)", re.I)
     for b in blocks:
         if b.kind == "prose" and b.heading_path == table.heading_path and b.text != table.caption:
-            for sentence in split_sentences(b.text):
+            for sentence in split_sentences(b.text, style="chunk"):
                 if ref.search(sentence):
                     return " ".join(sentence.split()[:40])
     return ""
@@ -155,15 +152,15 @@ def _table_reference(table: Block, blocks: list[Block]) -> str:
 
 def _table_parents(block: Block, config: ChunkConfig, group: int, reference: str = "") -> list[_Draft]:
     header, rows, caption = block.header, block.rows, block.caption
-    if approx_tokens(block.text) <= config.table_tokens or len(rows) <= 1:
+    if estimate_tokens(block.text, by="words") <= config.table_tokens or len(rows) <= 1:
         return [_Draft("table", block.heading_path, block.text, block.page,
                        _table_children(caption, header, rows, config, reference), group)]
     head = ("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-    budget = config.table_tokens - approx_tokens(caption + head)
+    budget = config.table_tokens - estimate_tokens(caption + head, by="words")
     segments: list[list[list[str]]] = [[]]
     for row in rows:
         seg_text = "\n".join("| " + " | ".join(r) + " |" for r in segments[-1] + [row])
-        if segments[-1] and approx_tokens(seg_text) > budget:
+        if segments[-1] and estimate_tokens(seg_text, by="words") > budget:
             segments.append([])
         segments[-1].append(row)
     drafts, start = [], 1
@@ -182,13 +179,13 @@ def _list_parents(block: Block, config: ChunkConfig, group: int) -> list[_Draft]
     lines = block.text.split("\n")
     body = lines[len(intro.split("\n")):] if intro and block.text.startswith(intro) else lines
     items = _group_items(body)
-    if approx_tokens(block.text) <= config.list_tokens:
+    if estimate_tokens(block.text, by="words") <= config.list_tokens:
         return [_Draft("list", block.heading_path, block.text, block.page,
                        _list_children(intro, items, config), group)]
     drafts, current = [], []
-    budget = config.list_tokens - approx_tokens(intro)
+    budget = config.list_tokens - estimate_tokens(intro, by="words")
     for item in items:
-        if current and approx_tokens("\n".join(current + [item])) > budget:
+        if current and estimate_tokens("\n".join(current + [item]), by="words") > budget:
             drafts.append(current)
             current = []
         current.append(item)
@@ -216,7 +213,7 @@ def _group_items(lines: list[str]) -> list[str]:
 
 def _sentence_windows(text: str, config: ChunkConfig) -> list[str]:
     """Overlapping windows of whole sentences, ~child_words long."""
-    sentences = split_sentences(text)
+    sentences = split_sentences(text, style="chunk")
     if len(text.split()) <= config.child_words * 1.3 or len(sentences) <= 1:
         return [re.sub(r"\s+", " ", text).strip()]
     windows, start = [], 0

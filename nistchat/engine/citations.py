@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .text import split_sentences
 from .types import Passage, Verdict
-from .verify import citations as cited_numbers, split_sentences
+from .verify import citations as cited_numbers
 
 _GROUP = re.compile(r"\s?\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .text import split_sentences
 from .types import Block, Document
 from .wordfix import WordRepair
 
@@ -425,7 +426,7 @@ class MarkdownParser:
             self.blocks.pop()
             return text
         if text.endswith(":"):
-            return _lead_in(split_sentences(text))
+            return _lead_in(split_sentences(text, style="chunk"))
         return ""
 
     # -- paragraphs
@@ -487,21 +488,6 @@ def looks_like_toc(rows: list[list[str]]) -> bool:
                 cells and re.search(r"\s\d{1,3}$", cells[-1]) and len(" ".join(cells)) < 120:
             ends += 1
     return ends >= 0.6 * len(rows)
-
-
-# --------------------------------------------------------------------------------------------
-# Sentences (shared with chunking)
-
-_ABBREV = r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bet al\.)(?<!\bvs\.)(?<!\bFig\.)(?<!\bNo\.)(?<!\bSec\.)(?<!\b[A-Z]\.)"
-SENTENCE_END = re.compile(_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; good enough for chunk boundaries, not for linguistics."""
-    text = re.sub(r"\s+", " ", text).strip()
-    if not text:
-        return []
-    return [s.strip() for s in SENTENCE_END.split(text) if s.strip()]
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,16 +16,15 @@ from dataclasses import dataclass, field
 
 from ..config import AnswerSettings, RetrievalSettings
 from .shape import LIST_KINDS
+from .text import estimate_tokens, ngrams, split_sentences
 from .types import Candidate, Parent, Passage
 
 ELLIPSIS = "[…]"
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
 def count_tokens(text: str) -> int:
-    """Estimate of reader tokens: words and punctuation marks (BPE tokenizers land within ~15 %)."""
-    return len(_TOKEN.findall(text))
+    """Tokens in the unit the context budget is set in (text.estimate_tokens by "pieces")."""
+    return estimate_tokens(text, by="pieces")
 
 
 def _norm(text: str) -> str:
@@ -245,7 +244,7 @@ def _units(parent: Parent) -> list[Unit]:
             continue
         cells = _CELL.split(ln) if parent.kind == "table" else [ln]
         for cell in cells:
-            out.extend(Unit(n, s) for s in _SENTENCE_END.split(cell) if s.strip())
+            out.extend(Unit(n, s) for s in split_sentences(cell, style="plain"))
     return out
 
 
@@ -259,9 +258,8 @@ def _header_count(parent: Parent, units: list[Unit]) -> int:
     return 1 if parent.kind in ("list", "figure") and len(units) > 1 and units[1].line != units[0].line else 0
 
 
-def _shingles(text: str, n: int = 3) -> set[tuple[str, ...]]:
-    words = re.findall(r"\w+", _norm(text))
-    return {tuple(words[i:i + n]) for i in range(max(1, len(words) - n + 1))} if words else set()
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    return set(ngrams(re.findall(r"\w+", _norm(text)), short_whole=True))
 
 
 HIT_RANK_DECAY = 0.8  # weight of the n-th best matching child's overlap: DECAY ** n

@@ -15,12 +15,13 @@ from typing import Iterator
 from . import citations, refusal
 from .errors import BackendError, IndexMissing
 from .generate import stream_answer
-from .prompt import build_messages, estimate_tokens, fit_passages
+from .prompt import build_messages, fit_passages
 from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
+from .text import estimate_tokens, split_sentences
 from .types import Event, Passage, Trace, Verdict
 from .verify import (count_mismatch, restates_question, says_dont_know, should_retry,
-                     split_sentences, support_counts, support_score, ungrounded_verdicts, verify_sentences)
+                     support_counts, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,9 @@ def _prompt_tokens(reader, messages: list[dict]) -> int:
     text = "\n".join(m["content"] for m in messages)
     counter = getattr(reader, "count_tokens", None)
     try:
-        return (counter(text) if counter else estimate_tokens(text)) + 6 * len(messages)  # + chat template
+        return (counter(text) if counter else estimate_tokens(text, by="chars")) + 6 * len(messages)  # + chat template
     except Exception:  # counting is informational; never fail an answer over it
-        return estimate_tokens(text)
+        return estimate_tokens(text, by="chars")
 
 
 class _Run:
@@ -310,7 +311,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.trace.add("verify_policy", 0.0, [{"mode": run.verify_mode, "risk": run.risk.level,
                                           "weak_retrieval": run.weak_retrieval}])
     if g.refuse:
-        text = refusal.message(run.passages, "the question looks outside what they cover")
+        text = refusal.message(run.passages, "the question looks outside what they cover", runtime.index)
         run.mark_first_token()
         yield Event("token", {"text": text, "attempt": 0})
         yield run.final(text, refused=True, refusal_reason="off_topic", extra={"gate": g.to_dict()})
@@ -372,7 +373,7 @@ def _write(run: _Run, runtime, g) -> Iterator[Event]:
     if reason:
         why = ("the passages found do not answer it" if reason == "reader_declined"
                else "nothing in the drafted answer could be checked against the passages")
-        text = refusal.message(run.passages, why)
+        text = refusal.message(run.passages, why, runtime.index)
         yield run.final(text, refused=True, refusal_reason=reason, attempts=attempts, chosen=chosen,
                         retried=second is not None, extra={"gate": g.to_dict(), "chosen_attempt": chosen.n})
         return

@@ -1,10 +1,11 @@
 """What the reader is sent: a short system prompt, numbered passages, a small conversation window.
 
-The prompt is kept short on purpose: on a CPU the prompt is most of the time to first token (the
-prototype cut a 350-token prompt to ~50 tokens and lost 40 % of its latency with no loss).
+The prompt is kept short on purpose: on a CPU the prompt is most of the time to first token
+(docs/decisions.md has the measurement).
 """
 from __future__ import annotations
 
+from .text import estimate_tokens
 from .types import Passage
 
 SYSTEM_PROMPT = (
@@ -36,16 +37,11 @@ def format_context(passages: list[Passage]) -> str:
     return "\n\n".join(f"{passage_header(i, p)}\n{p.text.strip()}" for i, p in enumerate(passages, 1))
 
 
-def estimate_tokens(text: str) -> int:
-    """Cheap token estimate (English averages ~4 characters a token) used before a reader is loaded."""
-    return (len(text) + 3) // 4
-
-
 def fit_passages(passages: list[Passage], budget_tokens: int) -> list[Passage]:
     """Keep passages in rank order while they fit the context budget; always keep the first."""
     kept, used = [], 0
     for i, p in enumerate(passages):
-        cost = estimate_tokens(passage_header(i + 1, p) + "\n" + p.text) + 2
+        cost = estimate_tokens(passage_header(i + 1, p) + "\n" + p.text, by="chars") + 2
         if kept and used + cost > budget_tokens:
             break
         kept.append(p)

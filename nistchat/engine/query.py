@@ -12,17 +12,14 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from .text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
+
 # Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
 _TRANSLATE = str.maketrans({
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
     "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u200b": "",
 })
 
-# Framework identifiers: GOVERN 1.2, MAP 5.1, MEASURE 2.11, MANAGE 4 (function + number),
-# SSDF practice/task ids PW.1.1, PO.1.2.R1, GenAI Profile action ids MP-5.1-005, GV-1.2-001.
-_FUNCTION_ID = re.compile(r"\b(GOVERN|MAP|MEASURE|MANAGE)\s*-?\s*(\d+(?:\.\d+)*)\b", re.IGNORECASE)
-_DOTTED_ID = re.compile(r"\b[A-Z]{2}\.\d+(?:\.\d+)*(?:\.R\d+)?\b", re.IGNORECASE)
-_ACTION_ID = re.compile(r"\b[A-Z]{2}-\d+(?:\.\d+)*-\d{3}\b", re.IGNORECASE)
 # Acronyms, possibly hyphenated (GAI, TEVV, DP-SGD, CBRN, AI RMF's "RMF").
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*[A-Z](?:-[A-Z0-9]+)*s?\b")
 
@@ -83,13 +80,13 @@ def normalise(question: str) -> str:
     text = unicodedata.normalize("NFKC", question or "").translate(_TRANSLATE)
     text = re.sub(r"\s+", " ", text).strip()
     # "govern1.2", "Govern 1.2", "GOVERN-1.2" all become "GOVERN 1.2" as the AI RMF writes it.
-    return _FUNCTION_ID.sub(lambda m: f"{m.group(1).upper()} {m.group(2)}", text)
+    return FUNCTION_ID.sub(lambda m: f"{m.group(1).upper()} {m.group(2)}", text)
 
 
 def identifiers(text: str) -> list[str]:
     """Identifiers and acronyms in the order they appear, without duplicates."""
     found: list[tuple[int, str]] = []
-    for pattern in (_FUNCTION_ID, _ACTION_ID, _DOTTED_ID, _ACRONYM):
+    for pattern in (*FRAMEWORK_IDS, _ACRONYM):
         for m in pattern.finditer(text):
             if not any(s <= m.start() < s + len(v) for s, v in found):
                 found.append((m.start(), m.group(0)))
@@ -101,16 +98,9 @@ def identifiers(text: str) -> list[str]:
     return out
 
 
-def identifier_regex(ident: str) -> re.Pattern:
-    """An identifier found verbatim: any run of spaces where it has one, not inside a longer id
-    ("GOVERN 1.2" matches neither "GOVERN 1.2.3" nor "GOVERN 1.20"). Case-insensitive."""
-    body = r"\s+".join(re.escape(word) for word in ident.split())
-    return re.compile(rf"(?<![\w.-]){body}(?![\w-]|\.\d)", re.IGNORECASE)
-
-
 def framework_ids(text: str) -> list[str]:
     """The framework identifiers a text names (GOVERN 1.2, PW.4.3, MP-5.1-005): no acronyms, no bare numbers."""
-    return [i for i in identifiers(text) if any(p.fullmatch(i) for p in (_FUNCTION_ID, _ACTION_ID, _DOTTED_ID))]
+    return [i for i in identifiers(text) if is_framework_id(i)]
 
 
 def asks_definition(text: str) -> bool:

@@ -13,19 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .query import framework_ids, identifier_regex
+from .catalog import documents
+from .query import framework_ids
+from .text import identifier_regex
 from .types import Passage, Retrieval
-
-# The seven publications the index is built from (what a refusal tells the user the bot covers).
-CORPUS_COVERS = [
-    "NIST AI 100-1, AI Risk Management Framework (AI RMF 1.0)",
-    "NIST AI 100-2e2023, Adversarial Machine Learning: a taxonomy of attacks and mitigations",
-    "NIST AI 100-5, A Plan for Global Engagement on AI Standards",
-    "NIST AI 600-1, AI RMF Generative AI Profile",
-    "NIST AI 800-4, Challenges to the Monitoring of Deployed AI Systems",
-    "Concept Note: AI RMF Trustworthy AI in Critical Infrastructure Profile",
-    "NIST SP 800-218A, Secure Software Development Practices for Generative AI and Dual-Use Foundation Models",
-]
 
 # Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
 # data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:
@@ -39,11 +30,7 @@ CORPUS_COVERS = [
 # Re-run the script after changing the embedder, the chunking or the golden set; the values live
 # in config.Refusal (`[refusal] threshold / unknown_term_threshold`).
 # A question whose framework id (MAP 5.1, PW.4.3) a retrieved passage states is exempt from rule 1
-# (stated_ids) and left out of its calibration.
-# Calibration run (golden set of 88, index of 561 parents / 1603 children, INGEST_VERSION 5, retrieval
-# scoped to named documents, with query expansion): negatives' scores 0.484-0.728 (p50 0.547),
-# answerable 0.436-0.806 (p50 0.620); 9 answerable exempt. Rule 1 alone refuses 4/12 negatives and 3/67 non-exempt
-# answerable; both rules refuse 8/12 negatives and 3/76 answerable.
+# (stated_ids) and left out of its calibration. The last calibration run: docs/decisions.md.
 
 
 @dataclass
@@ -170,10 +157,16 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     return g
 
 
-def message(passages: list[Passage], reason: str = "") -> str:
-    """What a refusal says: the documents don't answer this, what they do cover, where to look."""
+def covers(index) -> list[str]:
+    """What the corpus covers, one label per indexed document (catalog.documents), in index order."""
+    return [doc.label for doc in documents(index)]
+
+
+def message(passages: list[Passage], reason: str = "", index=None) -> str:
+    """What a refusal says: the documents don't answer this, what they (the `index`'s) cover, where to look."""
     lines = ["I can't answer that from the NIST documents I have" + (f" ({reason})." if reason else ".")]
-    lines.append("They cover: " + "; ".join(CORPUS_COVERS) + ".")
+    if index is not None:
+        lines.append("They cover: " + "; ".join(covers(index)) + ".")
     if passages:
         closest = []
         for i, p in enumerate(passages[:3], 1):

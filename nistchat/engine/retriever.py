@@ -17,12 +17,13 @@ from ..config import RetrievalSettings, Settings, updated
 from . import fusion
 from .catalog import Catalog
 from .parent_expansion import ExpandConfig, count_tokens, expand
-from .query import Query, identifier_regex, prepare
+from .query import Query, prepare
 from .query_expansion import TermNeighbours
 from .references import CaptionIndex
 from .rerank import rerank
 from .score_blend import RULE as BLEND_RULE, blend
 from .shape import LIST_KINDS, item_count
+from .text import identifier_regex
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
@@ -96,7 +97,7 @@ class Retriever:
         self.first_child: dict[str, str] = {}
         for c in self.children:
             self.first_child.setdefault(c.parent_id, c.id)
-        self.catalog = Catalog(dict.fromkeys(p.doc for p in index.parents.values()), self.config.doc_aliases)
+        self.catalog = Catalog.from_index(index, self.config.doc_aliases)
 
     # -- the two retrievers
     def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
@@ -173,7 +174,7 @@ class Retriever:
         """Candidates whose parent is a list or table of exactly `count` items, in fused order, one per
         parent. "The six kinds of monitoring" is answered by a six-row table, which the retrievers
         rank below prose that merely says "six categories". (Favouring every list for a list
-        question without a count was measured too: it pushes the wrong lists up, 0.921.)"""
+        question without a count pushes the wrong lists up: docs/decisions.md.)"""
         if not count:
             return []
         seen: set[str] = set()

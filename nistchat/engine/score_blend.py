@@ -9,10 +9,9 @@ Retrieval", 2023). The shape prior adds what neither retriever sees: "list the X
 the six X" is answered by a list or a table, and best by one with six items.
 RRF stays the fusion stage, since a cross-encoder wants its recall-minded order as input.
 
-Not the default (`[retrieval] fallback = "blend"` turns it on): on the golden set it scores
-evidence-hit@6 0.947, MRR 0.738 against the RRF order's 0.934, 0.649, but it loses the AI 800-4
-categories for a heavy paraphrase whose evidence both retrievers rank only ~35th, where RRF's
-"found by both" still wins (tests/test_retriever.py). Measured by `nistchat eval retrieval`.
+Not the default (`[retrieval] fallback = "blend"` turns it on): it ranks better overall but
+loses evidence that both retrievers rank low, where RRF's "found by both" still wins
+(numbers: docs/decisions.md).
 """
 from __future__ import annotations
 

@@ -13,22 +13,10 @@ from typing import Callable, Iterator
 
 from ..config import VerifySettings
 from .query import NUMBER_WORDS
+from .text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from .types import Passage, Verdict
 
-# Words whose trailing period never ends a sentence (lower-cased, with their periods).
-ABBREVIATIONS = {
-    "e.g.", "i.e.", "u.s.", "u.k.", "e.u.", "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "no.", "nos.", "vs.",
-    "fig.", "figs.", "sec.", "secs.", "p.", "pp.", "al.", "approx.", "inc.", "corp.", "ltd.", "co.", "vol.",
-    "ch.", "art.", "eq.", "ref.", "cf.", "ca.", "jan.", "feb.", "mar.", "apr.", "jun.", "jul.", "aug.",
-    "sep.", "sept.", "oct.", "nov.", "dec.", "est.", "dept.", "govt.", "n.d.", "a.k.a.",
-}
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
-_END = re.compile(r"[.!?]+")
-_AFTER_END = re.compile(r"[\"'”’)\]]*(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])*")
-_NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")
-_IDENT_WORD = re.compile(r"^[A-Z]{2,}[A-Z-]*$")  # GOVERN, MAP, PW, MP-5 ... before "1.2."
-_IDENT_NUM = re.compile(r"^\(?\d+(?:\.\d+)*\.?$")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = set("""a an the and or of to in on for by with as at from is are was were be been being that this these
 those it its which who what when where how why does do did can could should would may might will shall not no
@@ -39,55 +27,6 @@ DONT_KNOW = re.compile(
     r" (?:does|do) not (?:contain|provide|mention|include|say|specify|address|cover)|"
     r"(?:is|are) not (?:mentioned|covered|provided|addressed|specified|found) in the (?:context|passages?|documents?)|"
     r"no (?:information|mention) (?:about|of|on)|not enough information)\b", re.IGNORECASE)
-
-
-def _is_abbreviation_end(line: str, dot_end: int) -> bool:
-    """True when the period(s) ending at `dot_end` belong to an abbreviation or an identifier."""
-    before = line[:dot_end]
-    words = before.split()
-    if not words:
-        return True
-    last = words[-1].lower().lstrip("(\"'“")
-    if last in ABBREVIATIONS:
-        return True
-    if re.fullmatch(r"(?:[a-z]\.){1,3}", last):  # initials such as "J." or "U.S." spelled unusually
-        return True
-    if _IDENT_NUM.match(words[-1]) and len(words) >= 2 and _IDENT_WORD.match(words[-2].strip("(")):
-        return True  # "GOVERN 1.2." is an identifier label, not the end of a sentence
-    return False
-
-
-def _split_line(line: str) -> list[str]:
-    sentences, start = [], 0
-    for m in _END.finditer(line):
-        if m.group().startswith(".") and _is_abbreviation_end(line, m.end()):
-            continue
-        end = m.end() + len(_AFTER_END.match(line, m.end()).group())
-        nxt = _NEXT_START.match(line, end)
-        if not nxt:
-            continue
-        piece = line[start:end].strip()
-        if piece:
-            sentences.append(piece)
-        start = nxt.end()
-    tail = line[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return sentences
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences in order; each list item (bullet or numbered) is its own sentence."""
-    out = []
-    for line in (text or "").splitlines():
-        if not line.strip():
-            continue
-        marker = _LIST_MARKER.match(line)
-        if marker:
-            out.append(line.strip())  # a list item stays whole even if it has several short sentences
-            continue
-        out.extend(_split_line(line))
-    return out
 
 
 def citations(sentence: str) -> list[int]:
@@ -105,7 +44,7 @@ def citations(sentence: str) -> list[int]:
 
 def claim_text(sentence: str) -> str:
     """What is checked: the sentence without its list marker and citation marks."""
-    text = " ".join(_CITATION.sub("", _LIST_MARKER.sub("", sentence)).split())
+    text = " ".join(_CITATION.sub("", LIST_MARKER.sub("", sentence)).split())
     return re.sub(r"\s+([.,;:!?])", r"\1", text)
 
 
@@ -239,11 +178,11 @@ def count_mismatch(answer: str, count: int | None) -> Verdict | None:
     if not count:
         return None
     lines = [ln for ln in (answer or "").splitlines() if ln.strip()]
-    items = [i for i, ln in enumerate(lines) if _LIST_MARKER.match(ln) and not ln[:1].isspace()]
+    items = [i for i, ln in enumerate(lines) if LIST_MARKER.match(ln) and not ln[:1].isspace()]
     distinct = len({claim_text(lines[i]).lower() for i in items})  # a repeated item pads the list to size
     if len(items) < 2 or distinct == count:
         return None
-    before = _split_line(lines[items[0] - 1].strip()) if items[0] > 0 else []
+    before = line_sentences(lines[items[0] - 1].strip()) if items[0] > 0 else []
     where = before[-1] if before else lines[items[0]].strip()
     repeats = f" different ones ({len(items)} with repeats)" if distinct < len(items) else ""
     return Verdict(where, False, None, f"the question asks for {count} items; the answer lists {distinct}{repeats}")
@@ -255,8 +194,7 @@ _NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b",
 
 
 def _trigrams(text: str) -> list[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    return ngrams(_WORD.findall(text.lower()))
 
 
 def _stretches(passage: Passage) -> list[str]:
