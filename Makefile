@@ -37,8 +37,9 @@ models-test: venv
 	@echo "==> Embedded models for tests (reader: qwen2.5-coder-0.5b)"
 	@$(NISTCHAT) models install --reader qwen2.5-coder-0.5b
 
+# htmx goes inside the package (nistchat/static/vendor/, git-ignored) so a wheel built after this step carries it.
 assets: venv
-	@echo "==> htmx from the npm package"
+	@echo "==> htmx from the npm package into nistchat/static/vendor/"
 	@$(PY) scripts/fetch_htmx.py
 
 browser:

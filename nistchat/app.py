@@ -19,10 +19,11 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from .auth import is_admin, owner_id
-from .config import PROJECT_ROOT, Settings, load_settings
+from .config import Settings, load_settings
 from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
 from .web import find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
+PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
 
 
 def site_secret(instance_dir: Path) -> str:
@@ -54,7 +55,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
 
     app = Flask(__name__, instance_path=str(settings.instance_dir), instance_relative_config=True,
-                template_folder=str(PROJECT_ROOT / "templates"), static_folder=str(PROJECT_ROOT / "static"))
+                template_folder=str(PACKAGE_DIR / "templates"), static_folder=str(PACKAGE_DIR / "static"))
     app.config.from_mapping(
         SETTINGS=settings,  # the one typed configuration; blueprints read settings.web, settings.answer, ...
         SECRET_KEY=settings.web.secret_key or site_secret(settings.instance_dir),
@@ -71,7 +72,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.update(test_config)
 
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    migrate.init_app(app, db, directory=str(PACKAGE_DIR / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     limiter.init_app(app)
 

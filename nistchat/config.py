@@ -165,7 +165,7 @@ class WebSettings:
     admin_password_hash: str = setting("", "empty = admin login off", env="NISTCHAT_ADMIN_PASSWORD_HASH")
     port: int = setting(8000, "`nistchat serve` port", env="NISTCHAT_PORT", minimum=1)
     ask_rate_limit: str = setting("12 per minute", "per client address, on POST /ask and /api/ask (Flask-Limiter)")
-    htmx: str = setting("local", "local: static/vendor (offline); cdn: pinned URLs with Subresource Integrity",
+    htmx: str = setting("local", "local: nistchat/static/vendor (offline); cdn: pinned URLs with Subresource Integrity",
                         choices=("local", "cdn"))
     history_page_size: int = setting(20, "conversations or hits per History page", minimum=1)
     heartbeat_s: float = setting(10.0, "seconds between keep-alives on a silent answer stream", minimum=0.1)

@@ -1,11 +1,17 @@
 """What NISTChat stores: conversations and their messages (everything needed to audit an answer),
-per-stage timings (the progress bar's P80), evaluation runs, and questions_config versions."""
+per-stage timings (the progress bar's P80), evaluation runs, and questions_config versions.
+
+SQLAlchemy 2.0 style: `Mapped[T]` gives the Python type and the nullability (`T | None` is
+nullable); each column names its SQL type, so the schema is exactly the one the migrations create
+(tests/test_models_schema.py compares the two)."""
 from __future__ import annotations
 
 import uuid
 from datetime import datetime, timezone
+from typing import Any
 
-from sqlalchemy import JSON
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
 
@@ -20,45 +26,45 @@ def new_id() -> str:
 
 class Conversation(db.Model):
     """One chat thread; `owner` is the anonymous browser id kept in the session cookie."""
-    id = db.Column(db.String(32), primary_key=True, default=new_id)
-    owner = db.Column(db.String(64), nullable=False, index=True)
-    title = db.Column(db.String(200), nullable=False, default="")
-    created_at = db.Column(db.DateTime, nullable=False, default=utcnow)
-    updated_at = db.Column(db.DateTime, nullable=False, default=utcnow, index=True)
-    messages = db.relationship("Message", back_populates="conversation", order_by="Message.id",
-                               cascade="all, delete-orphan")
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner: Mapped[str] = mapped_column(String(64), index=True)
+    title: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    messages: Mapped[list[Message]] = relationship(back_populates="conversation", order_by="Message.id",
+                                                   cascade="all, delete-orphan")
 
 
 class Message(db.Model):
     """One question and its answer. Created `pending` when asked; completed in one transaction
     when the answer stream ends (or marked incomplete with the error when it fails)."""
-    id = db.Column(db.Integer, primary_key=True)
-    conversation_id = db.Column(db.String(32), db.ForeignKey("conversation.id", ondelete="CASCADE"),
-                                nullable=False, index=True)
-    owner = db.Column(db.String(64), nullable=False, index=True)
-    created_at = db.Column(db.DateTime, nullable=False, default=utcnow, index=True)
-    finished_at = db.Column(db.DateTime)
-    status = db.Column(db.String(16), nullable=False, default="pending")  # pending | done | error
-    question = db.Column(db.Text, nullable=False)  # what the user typed, or the topic label
-    label = db.Column(db.Text)  # topic label shown, when asked from a topic button
-    prompt = db.Column(db.Text)  # text actually sent to the engine
-    direct_answer = db.Column(db.Text)  # configured verbatim answer, when the topic has one
-    answer = db.Column(db.Text, nullable=False, default="")
-    refused = db.Column(db.Boolean, nullable=False, default=False)
-    risk = db.Column(db.String(8))
-    disclaimer = db.Column(db.Text)
-    verdicts = db.Column(JSON)  # [{"text", "supported", "passage"}]
-    retried = db.Column(db.Boolean, nullable=False, default=False)
-    retry_reason = db.Column(db.Text)
-    sources = db.Column(JSON)  # passages shown to the user
-    backend = db.Column(JSON)  # role -> "backend:model"
-    error_kind = db.Column(db.String(32))
-    error = db.Column(db.Text)
-    incomplete = db.Column(db.Boolean, nullable=False, default=False)
-    total_ms = db.Column(db.Float)  # submit to final, queue wait included (the P80 samples)
-    attempts = db.Column(db.Integer, nullable=False, default=0, server_default="0")  # answer runs started
-    conversation = db.relationship("Conversation", back_populates="messages")
-    timings = db.relationship("Timing", back_populates="message", cascade="all, delete-orphan")
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(String(32), ForeignKey("conversation.id", ondelete="CASCADE"),
+                                                 index=True)
+    owner: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending | done | error
+    question: Mapped[str] = mapped_column(Text)  # what the user typed, or the topic label
+    label: Mapped[str | None] = mapped_column(Text)  # topic label shown, when asked from a topic button
+    prompt: Mapped[str | None] = mapped_column(Text)  # text actually sent to the engine
+    direct_answer: Mapped[str | None] = mapped_column(Text)  # configured verbatim answer, when the topic has one
+    answer: Mapped[str] = mapped_column(Text, default="")
+    refused: Mapped[bool] = mapped_column(Boolean, default=False)
+    risk: Mapped[str | None] = mapped_column(String(8))
+    disclaimer: Mapped[str | None] = mapped_column(Text)
+    verdicts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)  # [{"text", "supported", "passage"}]
+    retried: Mapped[bool] = mapped_column(Boolean, default=False)
+    retry_reason: Mapped[str | None] = mapped_column(Text)
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)  # passages shown to the user
+    backend: Mapped[dict[str, str] | None] = mapped_column(JSON)  # role -> "backend:model"
+    error_kind: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+    incomplete: Mapped[bool] = mapped_column(Boolean, default=False)
+    total_ms: Mapped[float | None] = mapped_column(Float)  # submit to final, queue wait included (the P80 samples)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # answer runs started
+    conversation: Mapped[Conversation] = relationship(back_populates="messages")
+    timings: Mapped[list[Timing]] = relationship(back_populates="message", cascade="all, delete-orphan")
 
     @property
     def shown_question(self) -> str:
@@ -71,43 +77,43 @@ class Message(db.Model):
 
 class Timing(db.Model):
     """Milliseconds one stage of one answer took (retrieve, first_token, generate, verify, ...)."""
-    id = db.Column(db.Integer, primary_key=True)
-    message_id = db.Column(db.Integer, db.ForeignKey("message.id", ondelete="CASCADE"), nullable=False, index=True)
-    stage = db.Column(db.String(32), nullable=False)
-    ms = db.Column(db.Float, nullable=False)
-    message = db.relationship("Message", back_populates="timings")
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[int] = mapped_column(Integer, ForeignKey("message.id", ondelete="CASCADE"), index=True)
+    stage: Mapped[str] = mapped_column(String(32))
+    ms: Mapped[float] = mapped_column(Float)
+    message: Mapped[Message] = relationship(back_populates="timings")
 
 
 class EvalRun(db.Model):
     """One evaluation run (retrieval or answers) over the golden set, for the evaluation issue."""
-    id = db.Column(db.Integer, primary_key=True)
-    kind = db.Column(db.String(32), nullable=False)  # retrieval | answers | compare
-    started_at = db.Column(db.DateTime, nullable=False, default=utcnow)
-    finished_at = db.Column(db.DateTime)
-    config = db.Column(JSON)  # backends, models, k, thresholds
-    metrics = db.Column(JSON)  # summary numbers
-    note = db.Column(db.Text)
-    items = db.relationship("EvalItem", back_populates="run", cascade="all, delete-orphan")
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))  # retrieval | answers | compare
+    started_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    config: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # backends, models, k, thresholds
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # summary numbers
+    note: Mapped[str | None] = mapped_column(Text)
+    items: Mapped[list[EvalItem]] = relationship(back_populates="run", cascade="all, delete-orphan")
 
 
 class EvalItem(db.Model):
-    id = db.Column(db.Integer, primary_key=True)
-    run_id = db.Column(db.Integer, db.ForeignKey("eval_run.id", ondelete="CASCADE"), nullable=False, index=True)
-    question_id = db.Column(db.String(64))
-    question = db.Column(db.Text, nullable=False)
-    expected = db.Column(JSON)
-    result = db.Column(JSON)
-    passed = db.Column(db.Boolean)
-    ms = db.Column(db.Float)
-    run = db.relationship("EvalRun", back_populates="items")
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(Integer, ForeignKey("eval_run.id", ondelete="CASCADE"), index=True)
+    question_id: Mapped[str | None] = mapped_column(String(64))
+    question: Mapped[str] = mapped_column(Text)
+    expected: Mapped[Any | None] = mapped_column(JSON)
+    result: Mapped[Any | None] = mapped_column(JSON)
+    passed: Mapped[bool | None] = mapped_column(Boolean)
+    ms: Mapped[float | None] = mapped_column(Float)
+    run: Mapped[EvalRun] = relationship(back_populates="items")
 
 
 class ConfigVersion(db.Model):
     """A saved questions_config; the newest matches the file on disk. Restoring an old one saves
     it again as a new version, so history is never rewritten."""
-    id = db.Column(db.Integer, primary_key=True)
-    version = db.Column(db.Integer, nullable=False, unique=True)
-    sha256 = db.Column(db.String(64), nullable=False)
-    content = db.Column(db.Text, nullable=False)
-    saved_at = db.Column(db.DateTime, nullable=False, default=utcnow)
-    note = db.Column(db.String(200), nullable=False, default="")
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, unique=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    content: Mapped[str] = mapped_column(Text)
+    saved_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    note: Mapped[str] = mapped_column(String(200), default="")

@@ -3,12 +3,13 @@ stack trace), template filters and FTS5's highlight markers. A leaf: it imports 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from flask import Flask, jsonify, render_template, request
 from markupsafe import Markup, escape
 
-from .config import PROJECT_ROOT
 
+STATIC_DIR = Path(__file__).resolve().parent / "static"
 HIGHLIGHT_START, HIGHLIGHT_END = "\x02", "\x03"  # sentinels FTS5 highlight() puts around matches
 
 
@@ -42,7 +43,7 @@ def find_source(sources, ref):
 
 
 def htmx_assets(app: Flask) -> list[dict]:
-    pins = json.loads((PROJECT_ROOT / "static" / "htmx-pins.json").read_text(encoding="utf-8"))
+    pins = json.loads((STATIC_DIR / "htmx-pins.json").read_text(encoding="utf-8"))
     cdn = app.config["SETTINGS"].web.htmx == "cdn"
     return [{"src": pin["cdn"] if cdn else f"/static/vendor/{pin['local']}",
              "integrity": pin["integrity"] if cdn else None} for pin in pins.values()]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Obtain htmx and its SSE extension from their npm packages (never hand-copied) into
-static/vendor/, and check them against the pinned SRI hashes in static/htmx-pins.json.
+nistchat/static/vendor/, and check them against the pinned SRI hashes in nistchat/static/htmx-pins.json
+(inside the package, so a built wheel carries them).
 
 Why: the page must work offline (the default), so it serves a local copy; when a site opts
 into the CDN, the same pinned bytes are loaded with Subresource Integrity. `npm pack` fetches
@@ -23,8 +24,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PINS = ROOT / "static" / "htmx-pins.json"
-VENDOR = ROOT / "static" / "vendor"
+STATIC = ROOT / "nistchat" / "static"
+PINS = STATIC / "htmx-pins.json"
+VENDOR = STATIC / "vendor"
 
 
 def sri(data: bytes) -> str:
@@ -80,7 +82,7 @@ def main() -> int:
                       file=sys.stderr)
                 return 1
             (VENDOR / pin["local"]).write_bytes(data)
-            print(f"htmx: wrote static/vendor/{pin['local']} ({len(data)} bytes, {digest})")
+            print(f"htmx: wrote {VENDOR.relative_to(ROOT)}/{pin['local']} ({len(data)} bytes, {digest})")
     if args.update_pins:
         PINS.write_text(json.dumps(pins, indent=2) + "\n", encoding="utf-8")
         print(f"htmx: pins updated in {PINS.relative_to(ROOT)}")

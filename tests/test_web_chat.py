@@ -5,6 +5,7 @@ import json
 import re
 
 from nistchat.models import Message
+from nistchat.web import STATIC_DIR
 
 from .web_support import (DIRECT_LABEL, HX, count, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
                           sse_events)
@@ -170,7 +171,7 @@ def test_topics_panel_partial(client):
 
 
 def test_cdn_mode_pins_htmx_with_subresource_integrity(tmp_path, light_runtime):
-    pins = json.loads((client_root() / "static" / "htmx-pins.json").read_text())
+    pins = json.loads((STATIC_DIR / "htmx-pins.json").read_text())
     app = build_app(tmp_path, light_runtime, settings={"htmx": "cdn"})
     html = app.test_client().get("/").get_data(as_text=True)
     for pin in pins.values():
@@ -184,16 +185,10 @@ def test_vendored_htmx_matches_the_pinned_hash():
     import base64
     import hashlib
 
-    root = client_root()
-    pins = json.loads((root / "static" / "htmx-pins.json").read_text())
+    pins = json.loads((STATIC_DIR / "htmx-pins.json").read_text())
     for pin in pins.values():
-        data = (root / "static" / "vendor" / pin["local"]).read_bytes()
+        data = (STATIC_DIR / "vendor" / pin["local"]).read_bytes()
         assert "sha384-" + base64.b64encode(hashlib.sha384(data).digest()).decode() == pin["integrity"]
-
-
-def client_root():
-    from nistchat.config import PROJECT_ROOT
-    return PROJECT_ROOT
 
 
 def test_a_pending_answer_resumes_after_a_server_restart(client):
