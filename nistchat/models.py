@@ -87,6 +87,10 @@ class EvalRun(db.Model):
     config = db.Column(JSON)  # backends, models, k, thresholds
     metrics = db.Column(JSON)  # summary numbers
     note = db.Column(db.Text)
+    status = db.Column(db.String(16), nullable=False, default="done", server_default="done")  # running | done | error
+    done = db.Column(db.Integer, nullable=False, default=0, server_default="0")  # progress: items finished
+    total = db.Column(db.Integer, nullable=False, default=0, server_default="0")
+    sets = db.Column(db.String(200))  # "dev,test" or a file's stem
     items = db.relationship("EvalItem", back_populates="run", cascade="all, delete-orphan")
 
 
@@ -99,6 +103,8 @@ class EvalItem(db.Model):
     result = db.Column(JSON)
     passed = db.Column(db.Boolean)
     ms = db.Column(db.Float)
+    set_name = db.Column(db.String(64))
+    category = db.Column(db.String(32))
     run = db.relationship("EvalRun", back_populates="items")
 
 
