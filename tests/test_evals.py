@@ -178,7 +178,7 @@ def test_the_page_starts_a_run_shows_it_compares_and_exports(eval_runtime, small
         assert 'hx-trigger="every 2s"' in response.get_data(as_text=True) or "done" in response.get_data(as_text=True)
         wait_for(lambda: "every 2s" not in client.get("/evals/job").get_data(as_text=True), timeout=120, step=0.5)
     page = client.get("/evals").get_data(as_text=True)
-    assert "small" not in page and "dev" in page and "hit=" in page
+    assert "<b>dev</b> n=3" in page and "hit=" in page  # the page ran the dev set, not a file
     detail = client.get("/evals/1").get_data(as_text=True)
     assert "<svg" in detail and "hit rate per category" in detail and "mean time per stage" in detail
     assert "no test set" in detail
