@@ -93,6 +93,10 @@ class EvalRun(db.Model):
     config: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # backends, models, k, thresholds
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # summary numbers
     note: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="done", server_default="done")  # running | done | error
+    done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # progress: items finished
+    total: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    sets: Mapped[str | None] = mapped_column(String(200))  # "dev,test" or a file's stem
     items: Mapped[list[EvalItem]] = relationship(back_populates="run", cascade="all, delete-orphan")
 
 
@@ -105,6 +109,8 @@ class EvalItem(db.Model):
     result: Mapped[Any | None] = mapped_column(JSON)
     passed: Mapped[bool | None] = mapped_column(Boolean)
     ms: Mapped[float | None] = mapped_column(Float)
+    set_name: Mapped[str | None] = mapped_column(String(64))
+    category: Mapped[str | None] = mapped_column(String(32))
     run: Mapped[EvalRun] = relationship(back_populates="items")
 
 

@@ -59,3 +59,47 @@ def test_the_server_as_a_whole_has_a_cap_with_a_retry_time():
     assert full.value.scope == "server" and "3 questions are waiting" in full.value.message
     assert queue.acquire(held[0], timeout=1)  # serving: no longer waiting, so there is room again
     queue.take("d")
+
+
+def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order():
+    from nistchat.engine.queue import CHAT, EVAL
+
+    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10)
+    busy = queue.take("eval", capped=False, priority=EVAL)
+    assert queue.acquire(busy, timeout=1)  # an eval answer is using the reader
+    evals = [queue.take("eval", capped=False, priority=EVAL) for _ in range(2)]
+    chats = [queue.take(owner, priority=CHAT) for owner in ("alice", "bob")]
+    # a chat waits only for the answer already using the reader, never for waiting eval questions
+    assert [queue.ahead(t) for t in chats] == [1, 2]
+    assert [queue.ahead(t) for t in evals] == [3, 4]
+    assert not queue.acquire(evals[0], timeout=0.05)
+    served = []
+
+    def use(ticket):
+        assert queue.acquire(ticket, timeout=5)
+        served.append(ticket)
+        queue.finish(ticket)
+
+    threads = [threading.Thread(target=use, args=(t,)) for t in evals + chats]
+    for t in threads:
+        t.start()
+    queue.finish(busy)
+    for t in threads:
+        t.join(5)
+    assert served == chats + evals
+    assert queue.snapshot()["waiting"] == 0 and queue.snapshot()["waiting_eval"] == 0
+
+
+def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_fill_the_caps():
+    from nistchat.engine.queue import EVAL
+
+    queue = ReaderQueue(max_waiting=1, max_waiting_per_owner=1)
+    waiting_eval = queue.take("eval", capped=False, priority=EVAL)
+    chat = queue.take("alice")  # the caps count only chat tickets
+    assert queue.ahead(chat) == 0 and queue.ahead(waiting_eval) == 1
+    assert not queue.acquire(waiting_eval, timeout=0.05)
+    assert queue.acquire(chat, timeout=1)
+    queue.finish(chat)
+    assert queue.acquire(waiting_eval, timeout=1)
+    queue.finish(waiting_eval)
+    assert not queue.acquire(waiting_eval, timeout=0.05)  # a finished ticket never gets a turn again

@@ -1,46 +1,239 @@
-"""`nistchat eval ...`: evaluation on the golden set. Subcommands may live in other modules and be
-added to `eval_group` with `eval_group.add_command(...)`."""
+"""`nistchat eval ...`: evaluation runs on the dev and test sets, stored in SQLite (the admin page
+`/evals` shows them) and compared. Subcommands may live in other modules and be added to
+`eval_group` with `eval_group.add_command(...)`."""
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import sys
+import tomllib
 from pathlib import Path
 
 import click
 
-from .common import friendly_errors, cli_runtime, print_json
+from ..config import GGUF_MODELS, ConfigError
+from .common import cli_runtime, friendly_errors, print_json
+
+SET_HELP = "dev (data/eval/golden.jsonl), test (data/eval/test.jsonl), both, or a JSONL file."
 
 
 @click.group("eval")
 def eval_group() -> None:
-    """Evaluate retrieval and answers on the golden set."""
+    """Evaluate retrieval and answers on the dev/test sets; runs are stored and compared."""
+
+
+def parse_overrides(pairs: tuple[str, ...]) -> dict:
+    """KEY=VALUE (dotted keys, TOML values: answer.k=4, verify.mode="always") -> nested tables."""
+    out: dict = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r}: expected KEY=VALUE, e.g. answer.k=4", param_hint="--setting")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = out
+        *parents, leaf = key.strip().split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def run_runtime(changes: dict):
+    runtime = cli_runtime()
+    if not changes:
+        return runtime
+    try:
+        return runtime.derived(changes)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def store_app(runtime):
+    """The web app's database (instance/nistchat.sqlite3), migrated, for storing and reading runs."""
+    from ..app import create_app, upgrade_database
+
+    app = create_app({"SETTINGS": runtime.settings, "RUNTIME": runtime})
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(log):  # Alembic's INFO lines would bury the report
+            upgrade_database(app)
+    except Exception:
+        sys.stderr.write(log.getvalue())
+        raise
+    return app
+
+
+def _start(runtime, kind, spec, **options):
+    from ..evals.store import create_run
+
+    try:
+        return create_run(runtime, kind, spec, **options)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _finish(run) -> None:
+    from ..evals.store import headline_line
+
+    if run.status != "done":
+        raise click.ClickException(f"run {run.id} failed: {run.note}")
+    for note in (run.metrics or {}).get("notes", []):
+        click.echo(f"note: {note}")
+    click.echo(f"stored as run {run.id} ({run.kind}, sets {run.sets}): `nistchat eval runs`, /evals/{run.id}")
+    for name, line in headline_line(run).items():
+        click.echo(f"  {name}: {line}")
+
+
+common_options = [
+    click.option("--set", "spec", default="both", show_default=True, help=SET_HELP),
+    click.option("--setting", "-o", "overrides", multiple=True, metavar="KEY=VALUE",
+                 help="Change a setting for this run (repeatable), e.g. -o answer.k=4."),
+    click.option("--note", default="", help="A note stored with the run."),
+]
+
+
+def with_common(f):
+    for option in reversed(common_options):
+        f = option(f)
+    return f
 
 
 @eval_group.command("retrieval")
 @click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Passages per question.")
 @click.option("--golden", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Golden set JSONL (default: data/eval/golden.jsonl).")
+              help="A JSONL set (same as --set FILE).")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["hybrid", "dense", "bm25"]),
               help="Only these modes (default: all three, side by side).")
+@click.option("--limit", type=click.IntRange(1), help="Only this many questions per set (categories mixed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object.")
-def retrieval(k: int, golden: Path | None, modes: tuple[str, ...], as_json: bool) -> None:
-    """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only."""
-    from ..engine.evaluate import MODES, evaluate, format_table, load_golden
+@click.option("--no-store", is_flag=True, help="Print only; do not store the run.")
+@with_common
+def retrieval(k, golden, modes, limit, as_json, no_store, spec, overrides, note) -> None:
+    """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only; dev and
+    test side by side. Stored as a run unless --no-store."""
+    from ..engine.evaluate import MODES, format_sets
+    from ..evals.store import execute
 
-    runtime = cli_runtime()
-    from ..config import PROJECT_ROOT
-
-    defaults = [runtime.settings.data_dir / "eval" / "golden.jsonl", PROJECT_ROOT / "data" / "eval" / "golden.jsonl"]
-    path = golden or next((p for p in defaults if p.is_file()), defaults[0])
-    if not path.is_file():
-        raise click.ClickException(f"No golden set at {path}.")
-    try:
-        items = load_golden(path)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
+    runtime = run_runtime(parse_overrides(overrides))
+    spec = str(golden) if golden else spec
+    modes = modes or MODES
     with friendly_errors():
-        report = evaluate(runtime.retriever, items, k=k, modes=modes or MODES)
-    report["golden"] = str(path)
+        runtime.index  # noqa: B018 - a missing index is one clear line, before anything is stored
+        app = store_app(runtime)
+        with app.app_context():
+            run = _start(runtime, "retrieval", spec, limit=limit, note=note, k=k, modes=modes)
+            reports: dict = {}
+            run = execute(runtime, run.id, spec=spec, limit=limit, k=k, modes=modes, reports=reports)
+            if no_store:
+                from ..extensions import db
+                db.session.delete(run)
+                db.session.commit()
+            if run.status != "done":
+                raise click.ClickException(f"run {run.id} failed: {run.note}")
+            notes = (run.metrics or {}).get("notes", [])
+            sets = json.loads(json.dumps(run.config.get("sets", {})))
+            run_id = None if no_store else run.id
     if as_json:
-        print_json(report)
+        first = next(iter(reports.values()))
+        out = {**{key: v for key, v in first.items() if key != "items"}, "golden": next(iter(sets.values())),
+               "sets": {n: {key: v for key, v in r.items() if key != "items"} for n, r in reports.items()},
+               "notes": notes, "run": run_id}
+        print_json(out)
+        return
+    for n in notes:
+        click.echo(f"note: {n}")
+    for name, path in sets.items():
+        rep = reports[name]
+        click.echo(f"{name} set: {path}  ({rep['n_questions']} questions, {rep['n_answerable']} answerable)")
+    click.echo(format_sets(reports if len(reports) > 1 else {"": next(iter(reports.values()))}))
+    if run_id:
+        click.echo(f"\nstored as run {run_id}")
+
+
+@eval_group.command("answers")
+@click.option("--limit", type=click.IntRange(1), help="Only this many questions per set (categories mixed).")
+@click.option("--judge", "judge_n", default=3, show_default=True, type=click.IntRange(0),
+              help="Judged scores for the first N answered questions per set (each is several model calls).")
+@click.option("--reader", help="Reader for this run: qwen2.5-coder-0.5b / -1.5b, a .gguf path, or an Ollama model.")
+@click.option("--k", type=click.IntRange(1, 50), help="Passages handed to the reader (answer.k).")
+@with_common
+def answers(limit, judge_n, reader, k, spec, overrides, note) -> None:
+    """Answer each question with the real pipeline, score it (deterministic scores for all, judged
+    for the first --judge), and store the run."""
+    from ..evals.store import execute
+
+    changes = parse_overrides(overrides)
+    if reader:
+        key = "gguf" if reader in GGUF_MODELS or reader.endswith(".gguf") else "reader_model"
+        changes.setdefault("backends", {})[key] = reader
+    if k:
+        changes.setdefault("answer", {})["k"] = k
+    runtime = run_runtime(changes)
+    with friendly_errors():
+        runtime.index  # noqa: B018
+        app = store_app(runtime)
+        with app.app_context():
+            run = _start(runtime, "answers", spec, limit=limit, judge_n=judge_n, note=note)
+            click.echo(f"run {run.id}: {run.total} questions ({run.sets}), judged: first {judge_n} per set")
+            run = execute(runtime, run.id, spec=spec, limit=limit, judge_n=judge_n)
+            _finish(run)
+
+
+@eval_group.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
+@click.option("--last", default=20, show_default=True, type=click.IntRange(1), help="How many runs.")
+def runs(as_json: bool, last: int) -> None:
+    """Stored runs, newest first, with their headline metrics."""
+    from ..evals.store import headline_line, run_dict
+    from ..models import EvalRun
+
+    app = store_app(cli_runtime())
+    with app.app_context():
+        rows = EvalRun.query.order_by(EvalRun.id.desc()).limit(last).all()
+        for run in rows:
+            if as_json:
+                data = run_dict(run)
+                data.pop("items")
+                print_json(data)
+                continue
+            cfg = run.config or {}
+            reader = (cfg.get("models") or {}).get("reader", "?")
+            click.echo(f"#{run.id} {run.kind} {run.status} {run.started_at:%Y-%m-%d %H:%M} sets={run.sets} "
+                       f"k={cfg.get('retrieval_k') or cfg.get('k')} reader={reader} git={cfg.get('git') or '?'}"
+                       + (f"  ({run.note})" if run.note else ""))
+            for name, line in headline_line(run).items():
+                click.echo(f"    {name}: {line}")
+        if not rows and not as_json:
+            click.echo("No runs stored yet: `nistchat eval retrieval` or `nistchat eval answers`.")
+
+
+@eval_group.command("compare")
+@click.argument("a", type=int)
+@click.argument("b", type=int)
+@click.option("--mixed-judges", is_flag=True, help="Compare judged scores even when the judges differ (said).")
+@click.option("--json", "as_json", is_flag=True, help="The comparison as one JSON object.")
+def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
+    """Per-metric change from run A to run B (95 % interval, flips) and the questions that changed."""
+    from ..engine.eval_report import compare as compare_runs, format_compare
+    from ..evals.store import run_dict
+    from ..extensions import db
+    from ..models import EvalRun
+
+    app = store_app(cli_runtime())
+    with app.app_context():
+        runs_ = [db.session.get(EvalRun, n) for n in (a, b)]
+        missing = [n for n, r in zip((a, b), runs_) if r is None]
+        if missing:
+            raise click.ClickException(f"no run {missing[0]} (see `nistchat eval runs`)")
+        try:
+            result = compare_runs(run_dict(runs_[0]), run_dict(runs_[1]), mixed_judges=mixed_judges)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        print_json(result)
     else:
-        click.echo(f"golden set: {path}  ({report['n_questions']} questions, {report['n_answerable']} answerable)")
-        click.echo(format_table(report))
+        click.echo(format_compare(result))

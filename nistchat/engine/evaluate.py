@@ -55,17 +55,30 @@ def _pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 1) if values else 0.0
 
 
-def evaluate(retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: int = 2) -> dict:
-    """Run every golden question through each mode; metrics over answerable items, latency over all."""
+def evaluate(retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: int = 2,
+             on_item=None) -> dict:
+    """Run every golden question through each mode; metrics over answerable items, latency over all.
+    `report["items"]` has one record per question (scores per mode, the first mode's passages), for
+    storing a run; `on_item(done, total)` is called after each question of each mode (progress)."""
     for item in golden[:warmup]:  # load models, fill caches: latency is measured after load
         retriever.retrieve(item["question"], k=k)
     answerable = [g for g in golden if g.get("evidence")]
     report: dict = {"k": k, "n_questions": len(golden), "n_answerable": len(answerable), "modes": {}}
+    records = {id(item): {"scores": {}, "timings_ms": {}} for item in golden}
+    done = 0
     for mode in modes:
         latencies, per_cat, misses, hits, rr = [], defaultdict(lambda: [0, 0, 0.0]), [], 0, 0.0
         for item in golden:
             result = retriever.retrieve(item["question"], k=k, mode=mode)
             latencies.append(result.timings_ms["total"])
+            record = records[id(item)]
+            record["timings_ms"][mode] = result.timings_ms["total"]
+            if mode == modes[0]:
+                record.update(passages=[{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
+                              stages_ms=dict(result.timings_ms))
+            done += 1
+            if on_item:
+                on_item(done, len(golden) * len(modes))
             if not item.get("evidence"):
                 continue
             texts = [p.text for p in result.passages]
@@ -77,6 +90,8 @@ def evaluate(retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: 
                 hits += 1
                 cat[1] += 1
             rank_rr = 1.0 / first if first else 0.0
+            suffix = "" if mode == modes[0] else f"_{mode}"
+            record["scores"].update({f"hit{suffix}": 0.0 if missing else 1.0, f"rr{suffix}": round(rank_rr, 4)})
             rr += rank_rr
             cat[2] += rank_rr
             if missing:
@@ -90,31 +105,74 @@ def evaluate(retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: 
                              for c, v in sorted(per_cat.items())},
             "p50_ms": _pct(latencies, 50), "p95_ms": _pct(latencies, 95), "misses": misses,
         }
+    report["items"] = [records[id(item)] for item in golden]
     return report
 
 
 def format_table(report: dict) -> str:
     """The side-by-side table: one column per mode."""
-    modes = list(report["modes"])
-    k, width = report["k"], 10
-    rows = [("", [m for m in modes]),
-            (f"evidence-hit@{k} (n={report['n_answerable']})", [f"{report['modes'][m]['hit']:.3f}" for m in modes]),
-            ("MRR", [f"{report['modes'][m]['mrr']:.3f}" for m in modes])]
-    cats = sorted({c for m in modes for c in report["modes"][m]["per_category"]})
+    return format_sets({"": report})
+
+
+def format_sets(reports: dict[str, dict]) -> str:
+    """One column per (set, mode): dev and test side by side, each with its modes."""
+    cols = [(name, m) for name, rep in reports.items() for m in rep["modes"]]
+    width = max(10, *(len(f"{n} {m}") + 2 for n, m in cols))
+
+    def ns(key: str) -> str:
+        return "/".join(str(rep[key]) for rep in reports.values())
+
+    def stat(name, m):
+        return reports[name]["modes"][m]
+
+    k = next(iter(reports.values()))["k"]
+    rows = [("", [f"{n} {m}".strip() for n, m in cols]),
+            (f"evidence-hit@{k} (n={ns('n_answerable')})", [f"{stat(n, m)['hit']:.3f}" for n, m in cols]),
+            ("MRR", [f"{stat(n, m)['mrr']:.3f}" for n, m in cols])]
+    cats = sorted({c for n, m in cols for c in stat(n, m)["per_category"]})
     for c in cats:
-        stats = [report["modes"][m]["per_category"].get(c) for m in modes]
-        n = next((s["n"] for s in stats if s), 0)
-        rows.append((f"  {c} (n={n}) hit / MRR", [f"{s['hit']:.2f}/{s['mrr']:.2f}" if s else "-" for s in stats]))
-    rows.append((f"p50 ms (n={report['n_questions']})", [f"{report['modes'][m]['p50_ms']:.1f}" for m in modes]))
-    rows.append(("p95 ms", [f"{report['modes'][m]['p95_ms']:.1f}" for m in modes]))
+        stats = [stat(n, m)["per_category"].get(c) for n, m in cols]
+        counts = {name: next((s["n"] for (n, _m), s in zip(cols, stats) if s and n == name), 0) for name in reports}
+        rows.append((f"  {c} (n={'/'.join(str(v) for v in counts.values())}) hit / MRR",
+                     [f"{s['hit']:.2f}/{s['mrr']:.2f}" if s else "-" for s in stats]))
+    rows.append((f"p50 ms (n={ns('n_questions')})", [f"{stat(n, m)['p50_ms']:.1f}" for n, m in cols]))
+    rows.append(("p95 ms", [f"{stat(n, m)['p95_ms']:.1f}" for n, m in cols]))
     label_w = max(len(r[0]) for r in rows) + 2
     lines = [f"{label:<{label_w}}" + "".join(f"{v:>{width}}" for v in values) for label, values in rows]
-    for m in modes:
-        misses = report["modes"][m]["misses"]
+    for n, m in cols:
+        misses = stat(n, m)["misses"]
         lines.append("")
-        lines.append(f"{m} misses ({len(misses)}):")
+        lines.append(f"{(n + ' ' + m).strip()} misses ({len(misses)}):")
         for miss in misses:
             lines.append(f"  {miss['id']} [{miss['category']}] {miss['question']}")
             for e in miss["missing"]:
                 lines.append(f"      missing: {e!r}")
     return "\n".join(lines)
+
+
+SETS = ("dev", "test")
+SET_FILES = {"dev": "golden.jsonl", "test": "test.jsonl"}
+
+
+def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], list[str]]:
+    """`dev`, `test`, `both` or a FILE -> {set name: path}, and notes for a person (a missing
+    held-out test set is said, and `both` then runs dev alone)."""
+    notes: list[str] = []
+    if spec not in (*SETS, "both"):
+        path = Path(spec)
+        if not path.is_file():
+            raise ValueError(f"No evaluation set {spec!r}: say dev, test, both or a JSONL file.")
+        return {path.stem: path}, notes
+    found = {}
+    for name in (SETS if spec == "both" else (spec,)):
+        path = next((d / SET_FILES[name] for d in eval_dirs if (d / SET_FILES[name]).is_file()), None)
+        if path is None:
+            if spec == name:
+                raise ValueError(f"No {name} set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
+            notes.append(f"no {name} set ({SET_FILES[name]} not found): showing "
+                         f"{', '.join(n for n in SETS if n != name)} only")
+            continue
+        found[name] = path
+    if not found:
+        raise ValueError("No evaluation set found.")
+    return found, notes

@@ -5,6 +5,11 @@ Why at the answer level: a reader serves one generation at a time, and an answer
 calls to it. Interleaving them would make every answer wait for every other. Why caps: on a
 2-core machine an answer takes 5-30 s, so an unbounded queue means a silent quarter-hour wait.
 Past a cap the caller is told at once, with a time to retry after (HTTP 429/503 on the web).
+
+Why priorities: evaluation runs use the same reader as the people chatting, and a person must not
+wait behind a hundred eval questions. A ticket has a class (CHAT before EVAL): an EVAL ticket is
+served only when no CHAT ticket is waiting, so a chat waits at most for the one answer already
+using the reader. Within a class, tickets are served in arrival order.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 DEFAULT_SERVICE_S = 30.0
+CHAT, EVAL = 0, 1  # ticket classes: a lower class is served first
 
 
 class QueueFull(RuntimeError):
@@ -29,41 +35,48 @@ class QueueFull(RuntimeError):
 class Ticket:
     number: int
     owner: str | None = None
+    priority: int = CHAT
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """Serving order: class first, then arrival."""
+        return (self.priority, self.number)
 
 
 class ReaderQueue:
-    """FIFO tickets with per-owner and global caps on how many may wait.
+    """FIFO tickets per class (CHAT before EVAL) with per-owner and global caps on how many may wait.
 
     A ticket is waiting from `take()` until `acquire()` returns True for it, then serving until
     `finish()`. `finish()` also gives up a ticket that was never served (the answer was refused
-    before generation, or failed), so the tickets behind it move up.
+    before generation, or failed), so the tickets behind it move up. A ticket's turn comes when
+    nothing is serving and it is first among the waiting ones by (class, arrival).
     """
 
     def __init__(self, max_waiting: int = 12, max_waiting_per_owner: int = 2):
         self.max_waiting, self.max_waiting_per_owner = max_waiting, max_waiting_per_owner
         self._cond = threading.Condition()
         self._next = 0
-        self._serving = 0  # the ticket number whose turn it is
-        self._finished: set[int] = set()  # numbers given up before their turn
         self._waiting: dict[int, Ticket] = {}
         self._busy: dict[int, float] = {}  # serving ticket -> when it started
         self._service_s: collections.deque[float] = collections.deque(maxlen=20)
 
     # -- taking a ticket
-    def take(self, owner: str | None = None, *, capped: bool = True) -> Ticket:
+    def take(self, owner: str | None = None, *, capped: bool = True, priority: int = CHAT) -> Ticket:
         """A new ticket, or QueueFull when the owner or the server already has too many waiting.
-        `capped=False` is for callers with nobody to tell (the CLI, the self-test)."""
+        `capped=False` is for callers with nobody to tell (the CLI, the self-test, eval runs).
+        `priority=EVAL` tickets wait while any CHAT ticket waits; they never count against the caps."""
         with self._cond:
             if capped:
-                mine = sum(1 for t in self._waiting.values() if owner is not None and t.owner == owner)
+                chats = [t for t in self._waiting.values() if t.priority == CHAT]
+                mine = sum(1 for t in chats if owner is not None and t.owner == owner)
                 if owner is not None and mine >= self.max_waiting_per_owner:
                     raise QueueFull(f"You already have {mine} questions waiting for the reader. "
                                     "Please wait for one of them to be answered.", "browser", self._retry_after(1))
-                if len(self._waiting) >= self.max_waiting:
-                    raise QueueFull(f"The reader is busy: {len(self._waiting)} questions are waiting. "
+                if len(chats) >= self.max_waiting:
+                    raise QueueFull(f"The reader is busy: {len(chats)} questions are waiting. "
                                     "Please try again shortly.", "server",
-                                    self._retry_after(len(self._waiting) - self.max_waiting + 1))
-            ticket = Ticket(self._next, owner)
+                                    self._retry_after(len(chats) - self.max_waiting + 1))
+            ticket = Ticket(self._next, owner, priority)
             self._next += 1
             self._waiting[ticket.number] = ticket
             return ticket
@@ -78,14 +91,20 @@ class ReaderQueue:
         with self._cond:
             if ticket.number not in self._waiting:
                 return 0
-            return sum(1 for n in list(self._waiting) + list(self._busy) if n < ticket.number)
+            return len(self._busy) + sum(1 for t in self._waiting.values() if t.key < ticket.key)
+
+    def _turn(self, ticket: Ticket) -> bool:
+        return not self._busy and min(self._waiting.values(), key=lambda t: t.key).number == ticket.number
 
     def acquire(self, ticket: Ticket, timeout: float | None = None) -> bool:
         """Wait until it is this ticket's turn; True once it is serving."""
         with self._cond:
             if ticket.number in self._busy:
                 return True
-            if not self._cond.wait_for(lambda: self._serving == ticket.number, timeout=timeout):
+            if ticket.number not in self._waiting:
+                return False  # given up (finished) before its turn
+            if not self._cond.wait_for(lambda: ticket.number in self._waiting and self._turn(ticket),
+                                       timeout=timeout):
                 return False
             self._waiting.pop(ticket.number, None)
             self._busy[ticket.number] = time.monotonic()
@@ -99,13 +118,10 @@ class ReaderQueue:
                 self._service_s.append(time.monotonic() - started)
             elif self._waiting.pop(ticket.number, None) is None:
                 return  # already finished
-            self._finished.add(ticket.number)
-            while self._serving in self._finished:
-                self._finished.discard(self._serving)
-                self._serving += 1
             self._cond.notify_all()
 
     def snapshot(self) -> dict:
         with self._cond:
             return {"waiting": len(self._waiting), "serving": len(self._busy), "max_waiting": self.max_waiting,
+                    "waiting_eval": sum(1 for t in self._waiting.values() if t.priority != CHAT),
                     "max_waiting_per_browser": self.max_waiting_per_owner}

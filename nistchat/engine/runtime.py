@@ -21,6 +21,20 @@ class Runtime:
         self._retriever = None
         self.queue = ReaderQueue(self.settings.queue.max_waiting, self.settings.queue.max_waiting_per_browser)
 
+    def derived(self, changes: dict, label: str = "") -> "Runtime":
+        """A Runtime with `changes` applied to the settings (nested tables, as `config.updated`
+        takes them), e.g. {"answer": {"k": 4}}, for comparing settings. It shares this one's reader
+        queue (an eval run still yields to chat), and its models and index when those are unchanged."""
+        from ..config import updated
+
+        settings = updated(self.settings, changes, label)
+        same_models = (settings.backends == self.settings.backends and settings.models_dir == self.settings.models_dir)
+        derived = Runtime(settings, self.models if same_models else None)
+        derived.queue = self.queue
+        if settings.index_dir == self.settings.index_dir:
+            derived._index = self._index
+        return derived
+
     @property
     def models(self) -> ModelRegistry:
         with self._lock:

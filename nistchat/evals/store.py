@@ -1,0 +1,177 @@
+"""Evaluation runs in SQLite: running one (retrieval or answers, over the dev/test sets) and
+storing every item as it finishes, reading runs back as plain dicts for `eval_report`, and the
+one background job the admin page may start at a time.
+
+Needs an app context (Flask-SQLAlchemy); the scoring itself is in the engine (`eval_answers`,
+`evaluate`, `eval_report`), which knows nothing of the database.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from flask import Flask
+
+from ..config import PROJECT_ROOT
+from ..engine.eval_answers import run_answers, subset
+from ..engine.eval_report import config_snapshot, headline
+from ..engine.evaluate import MODES, evaluate, load_golden, resolve_sets
+from ..extensions import db
+from ..models import EvalItem, EvalRun, utcnow
+
+log = logging.getLogger(__name__)
+KINDS = ("retrieval", "answers")
+
+
+def eval_dirs(settings) -> list[Path]:
+    return [settings.data_dir / "eval", PROJECT_ROOT / "data" / "eval"]
+
+
+def load_sets(settings, spec: str, limit: int | None = None) -> tuple[dict[str, list[dict]], dict[str, str], list[str]]:
+    """{set name: items} (each cut to `limit`, mixing categories), {set name: path}, notes."""
+    paths, notes = resolve_sets(spec, eval_dirs(settings))
+    sets = {name: subset(load_golden(path), limit) for name, path in paths.items()}
+    return sets, {n: str(p) for n, p in paths.items()}, notes
+
+
+def create_run(runtime, kind: str, spec: str, *, limit: int | None = None, judge_n: int = 0, note: str = "",
+               k: int | None = None, modes: tuple[str, ...] = MODES) -> EvalRun:
+    """A `running` row with the config snapshot, before any question is asked (the page shows it)."""
+    sets, paths, notes = load_sets(runtime.settings, spec, limit)
+    total = sum(len(v) for v in sets.values()) * (len(modes) if kind == "retrieval" else 1)
+    config = config_snapshot(runtime, kind=kind, sets=paths, limit=limit, judge_n=judge_n,
+                             **({"retrieval_k": k, "modes": list(modes)} if kind == "retrieval" else {}))
+    run = EvalRun(kind=kind, status="running", config=config, note=note or None, total=total,
+                  sets=",".join(sets), metrics={"notes": notes} if notes else None)
+    db.session.add(run)
+    db.session.commit()
+    return run
+
+
+def _item(run_id: int, set_name: str, item: dict, record: dict, passed: bool | None, ms: float | None) -> EvalItem:
+    expected = {k: item.get(k) for k in ("doc", "evidence", "answer", "key_terms") if k in item}
+    return EvalItem(run_id=run_id, question_id=item.get("id"), question=item["question"], expected=expected,
+                    result=record, passed=passed, ms=ms, set_name=set_name, category=item.get("category"))
+
+
+def execute(runtime, run_id: int, *, spec: str, limit: int | None = None, judge_n: int = 0,
+            k: int | None = None, modes: tuple[str, ...] = MODES, reports: dict | None = None) -> EvalRun:
+    """Run the evaluation a `create_run` row describes, storing items and progress as they come.
+    Retrieval runs put each set's full report (misses included) in `reports` when given."""
+    run = db.session.get(EvalRun, run_id)
+    try:
+        sets, _paths, notes = load_sets(runtime.settings, spec, limit)
+        summaries = {}
+        for set_name, items in sets.items():
+            if run.kind == "retrieval":
+                base = run.done
+
+                def progress(done, _total, base=base):
+                    run.done = base + done
+                    if done % 10 == 0:
+                        db.session.commit()
+
+                report = evaluate(runtime.retriever, items, k=k or runtime.settings.answer.k, modes=modes,
+                                  on_item=progress)
+                for item, record in zip(items, report.pop("items")):
+                    record["timings_ms"] = record.pop("stages_ms", {})
+                    hit = record["scores"].get("hit")
+                    db.session.add(_item(run.id, set_name, item, record, None if hit is None else hit == 1.0,
+                                         record["timings_ms"].get("total")))
+                if reports is not None:
+                    reports[set_name] = report
+                summaries[set_name] = {m: {k2: v for k2, v in s.items() if k2 != "misses"}
+                                       for m, s in report["modes"].items()}
+                db.session.commit()
+            else:
+                def store(item, record, set_name=set_name):
+                    db.session.add(_item(run.id, set_name, item, record, record["passed"], record.get("ms")))
+                    run.done += 1
+                    db.session.commit()
+
+                run_answers(runtime, items, judge_n=judge_n, on_item=store)
+        rows = [item_dict(i) for i in run.items]
+        run.metrics = {"sets": headline(rows), **({"modes": summaries} if summaries else {}),
+                       **({"notes": notes} if notes else {})}
+        run.status = "done"
+    except Exception as exc:
+        log.exception("evaluation run %s failed", run_id)
+        db.session.rollback()
+        run = db.session.get(EvalRun, run_id)
+        run.status = "error"
+        run.note = ((run.note or "") + f" failed: {type(exc).__name__}: {exc}").strip()
+    run.finished_at = utcnow()
+    db.session.commit()
+    return run
+
+
+def item_dict(item: EvalItem) -> dict:
+    result = item.result or {}
+    return {"set": item.set_name, "question_id": item.question_id, "category": item.category,
+            "question": item.question, "passed": item.passed, "ms": item.ms,
+            "scores": result.get("scores") or {}, "judged": result.get("judged") or {},
+            "timings_ms": result.get("timings_ms") or {}}
+
+
+def run_dict(run: EvalRun, *, full: bool = False) -> dict:
+    """A run as plain data; `full` adds every item's stored result (passages, answer, verdicts)."""
+    items = []
+    for item in run.items:
+        row = item_dict(item)
+        if full:
+            row.update(expected=item.expected, result=item.result)
+        items.append(row)
+    return {"id": run.id, "kind": run.kind, "status": run.status, "sets": run.sets, "note": run.note,
+            "started_at": run.started_at.isoformat(timespec="seconds"),
+            "finished_at": run.finished_at.isoformat(timespec="seconds") if run.finished_at else None,
+            "config": run.config or {}, "metrics": run.metrics or {}, "items": items}
+
+
+def headline_line(run: EvalRun) -> dict[str, str]:
+    """Per set, the few numbers a list of runs shows."""
+    out = {}
+    for name, m in ((run.metrics or {}).get("sets") or {}).items():
+        s, j = m.get("scores", {}), m.get("judged", {})
+        keys = ("hit", "rr") if run.kind == "retrieval" else ("evidence_hit", "key_terms", "refused_negative",
+                                                               "wrongly_refused", "supported")
+        parts = [f"{k}={s[k]:.3f}" for k in keys if s.get(k) is not None]
+        parts += [f"{k}={v:.2f}" for k, v in j.items() if v is not None]
+        out[name] = f"n={m['n']} passed={m['passed']} " + " ".join(parts)
+    return out
+
+
+# -- the page's background job: one run at a time
+class EvalJob:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.run_id: int | None = None
+
+    def busy(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def start(self, app: Flask, runtime, kind: str, spec: str, **options) -> int | None:
+        """Start a run in a thread; None when one is already running."""
+        with self._lock:
+            if self.busy():
+                return None
+            run = create_run(runtime, kind, spec, limit=options.get("limit"), judge_n=options.get("judge_n", 0),
+                             note=options.get("note", ""), k=options.get("k"))
+            self.run_id = run.id
+
+            def work(run_id=run.id):
+                with app.app_context():
+                    try:
+                        execute(runtime, run_id, spec=spec, limit=options.get("limit"),
+                                judge_n=options.get("judge_n", 0), k=options.get("k"))
+                    finally:
+                        db.session.remove()
+
+            self.thread = threading.Thread(target=work, name=f"eval-run-{run.id}", daemon=True)
+            self.thread.start()
+            return run.id
+
+
+def job(app: Flask) -> EvalJob:
+    return app.extensions.setdefault("nistchat_eval_job", EvalJob())
