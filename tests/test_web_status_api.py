@@ -96,13 +96,15 @@ def test_evals_page_for_admins(client):
     from nistchat.models import EvalItem, EvalRun
 
     with client.application.app_context():
-        run = EvalRun(kind="retrieval", metrics={"recall@6": 0.9}, note="nightly")
+        run = EvalRun(kind="retrieval", note="nightly", sets="dev",
+                      metrics={"sets": {"dev": {"n": 1, "passed": 1, "scores": {"hit": 0.9}, "judged": {}}}})
         run.items.append(EvalItem(question="What is GOVERN?", passed=True, ms=12.0))
         db.session.add(run)
         db.session.commit()
         run_id = run.id
+    assert client.get("/evals").status_code == 302  # not logged in: to the login page
     login(client)
-    assert "recall@6=0.9" in client.get("/evals").get_data(as_text=True)
+    assert "hit=0.900" in client.get("/evals").get_data(as_text=True)
     assert "What is GOVERN?" in client.get(f"/evals/{run_id}").get_data(as_text=True)
     assert client.get("/evals/999").status_code == 404
 
