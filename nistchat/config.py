@@ -112,6 +112,9 @@ class RetrievalSettings:
     pull_table_neighbours: bool = setting(True, "a table passage brings its neighbouring rows")
     whole_lists: bool = setting(True, "list questions keep list/table passages whole ...")
     whole_list_share: float = setting(0.6, "... while those take at most this share of the budget")
+    join_split_prose: bool = setting(True, "a hit on the prose parent next to a chosen one joins its passage")
+    pull_announced: bool = setting(True, "a chosen lead-in ending in ':' brings the list or table it announces")
+    weighted_budget: bool = setting(True, "share the context budget by evidence weight (off: equal shares)")
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
     expansion: QueryExpansionSettings = section(QueryExpansionSettings, "BM25 query expansion")
     blend: BlendSettings = section(BlendSettings, "the no-cross-encoder score blend")
@@ -216,6 +219,28 @@ class Settings:
     @property
     def questions_path(self) -> Path:
         return self.instance_dir / "questions_config.json"
+
+
+# Every retrieval rule by name, with the setting that turns it off, so `nistchat eval retrieval
+# --ablate` can measure what each one is worth on dev and on test (docs/decisions.md keeps the results).
+RULES: dict[str, tuple[str, object]] = {
+    "query_expansion": ("retrieval.expansion.enabled", False),
+    "exact_identifiers": ("retrieval.exact_depth", 0),
+    "table_references": ("retrieval.refs_window", 0),
+    "count_lists": ("retrieval.count_window", 0),
+    "named_document_scope": ("retrieval.scope_named_docs", False),
+    "table_neighbours": ("retrieval.pull_table_neighbours", False),
+    "whole_lists": ("retrieval.whole_lists", False),
+    "join_split_prose": ("retrieval.join_split_prose", False),
+    "announced_lists": ("retrieval.pull_announced", False),
+    "weighted_budget": ("retrieval.weighted_budget", False),
+}
+
+
+def rule_off(name: str) -> dict:
+    """The settings change (nested tables) that turns rule `name` off."""
+    key, value = RULES[name]
+    return _nest({key: value})
 
 
 # -- loading and checking

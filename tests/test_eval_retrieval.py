@@ -115,3 +115,24 @@ def test_eval_retrieval_command(runtime, tmp_path):
     assert set(rep["modes"]) == {"hybrid", "dense", "bm25"} and rep["n_answerable"] == 1
     text = CliRunner().invoke(main, ["eval", "retrieval", "--golden", str(golden), "--mode", "bm25"], obj=runtime)
     assert text.exit_code == 0 and "evidence-hit@6 (n=1)" in text.output
+
+
+def test_ablation_turns_each_named_rule_off_in_turn(runtime, tmp_path):
+    """Each rule in config.RULES has a switch the retriever honours: turning off exact identifier
+    matching loses an identifier question that only the exact list finds at k=1."""
+    from nistchat.config import RULES, rule_off
+    from nistchat.engine.evaluate import ablate, format_ablation
+
+    item = {"id": "t1", "category": "acronym", "question": "What does GV-1.3-001 say?",
+            "evidence": ["GV-1.3-001"]}
+    table = ablate(runtime.retriever, {"a": [item]}, {n: rule_off(n)["retrieval"] for n in RULES}, k=1)
+    assert set(table) == {"all rules", *RULES}
+    assert table["all rules"]["a"] == 1.0 and table["exact_identifiers"]["a"] <= table["all rules"]["a"]
+    text = format_ablation(table, k=1)
+    assert "a hit@1" in text and "exact_identifiers" in text
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps(item), encoding="utf-8")
+    out = CliRunner().invoke(main, ["eval", "retrieval", "--set", str(golden), "--ablate", "--k", "1", "--json"],
+                             obj=runtime)
+    assert out.exit_code == 0, out.output
+    assert set(json.loads(out.stdout.strip().splitlines()[-1])["ablation"]) == {"all rules", *RULES}

@@ -111,8 +111,9 @@ def with_common(f):
 @click.option("--limit", type=click.IntRange(1), help="Only this many questions per set (categories mixed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object.")
 @click.option("--no-store", is_flag=True, help="Print only; do not store the run.")
+@click.option("--ablate", is_flag=True, help="Hybrid hit@k per set with each named rule turned off (not stored).")
 @with_common
-def retrieval(k, golden, modes, limit, as_json, no_store, spec, overrides, note) -> None:
+def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, overrides, note) -> None:
     """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only; dev and
     test side by side. Stored as a run unless --no-store."""
     from ..engine.evaluate import MODES, format_sets
@@ -120,6 +121,8 @@ def retrieval(k, golden, modes, limit, as_json, no_store, spec, overrides, note)
 
     runtime = run_runtime(parse_overrides(overrides))
     spec = str(golden) if golden else spec
+    if ablate:
+        return _ablate(runtime, spec, k, as_json)
     modes = modes or MODES
     with friendly_errors():
         runtime.index  # noqa: B018 - a missing index is one clear line, before anything is stored
@@ -152,6 +155,26 @@ def retrieval(k, golden, modes, limit, as_json, no_store, spec, overrides, note)
     click.echo(format_sets(reports if len(reports) > 1 else {"": next(iter(reports.values()))}))
     if run_id:
         click.echo(f"\nstored as run {run_id}")
+
+
+def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:
+    from ..config import RULES, rule_off
+    from ..engine.evaluate import ablate, format_ablation, load_golden, resolve_sets
+    from ..evals.store import eval_dirs
+
+    try:
+        paths, notes = resolve_sets(spec, eval_dirs(runtime.settings))
+        sets = {name: load_golden(path) for name, path in paths.items()}
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    with friendly_errors():
+        table = ablate(runtime.retriever, sets, {name: rule_off(name)["retrieval"] for name in RULES}, k=k)
+    if as_json:
+        print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()}, "ablation": table})
+        return
+    for n in notes:
+        click.echo(f"note: {n}")
+    click.echo(format_ablation(table, k))
 
 
 @eval_group.command("answers")

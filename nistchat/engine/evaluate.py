@@ -176,3 +176,27 @@ def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], lis
     if not found:
         raise ValueError("No evaluation set found.")
     return found, notes
+
+
+def ablate(retriever, sets: dict[str, list[dict]], rules: dict[str, dict], *, k: int = 6) -> dict[str, dict]:
+    """Hybrid evidence-hit@k per set with every rule on ("all rules"), then with each rule off in
+    turn. `rules` maps a rule's name to the retrieval-settings change that turns it off. Why per
+    set: a rule that helps dev but not test was fitted to dev."""
+    def hits(r) -> dict[str, float]:
+        return {name: evaluate(r, items, k=k, modes=("hybrid",), warmup=0)["modes"]["hybrid"]["hit"]
+                for name, items in sets.items()}
+
+    table = {"all rules": hits(retriever)}
+    for name, change in rules.items():
+        table[name] = hits(retriever.with_config(**change))
+    return table
+
+
+def format_ablation(table: dict[str, dict], k: int = 6) -> str:
+    sets = list(next(iter(table.values())))
+    base = table["all rules"]
+    lines = [f"{'rule turned off':<24}" + "".join(f"{f'{s} hit@{k}':>16}" for s in sets)]
+    for name, row in table.items():
+        cells = [f"{row[s]:.3f}" + ("" if name == "all rules" else f" ({row[s] - base[s]:+.3f})") for s in sets]
+        lines.append(f"{name:<24}" + "".join(f"{c:>16}" for c in cells))
+    return "\n".join(lines)

@@ -41,9 +41,9 @@ class ExpandConfig:
     max_per_figure: int = RetrievalSettings.max_per_figure  # distinct figure parents from one heading path (captions repeat)
     pull_table_neighbours: bool = RetrievalSettings.pull_table_neighbours
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
-    weighted_budget: bool = True  # share the budget by evidence weight (False: equal shares)
-    join_split_prose: bool = True  # a hit on the prose parent next to a chosen one joins its passage
-    pull_announced: bool = True  # a chosen lead-in ending in ':' brings the list/table it announces
+    weighted_budget: bool = RetrievalSettings.weighted_budget  # share the budget by evidence weight
+    join_split_prose: bool = RetrievalSettings.join_split_prose  # a neighbouring prose hit joins a chosen passage
+    pull_announced: bool = RetrievalSettings.pull_announced  # a lead-in ending in ':' brings what it announces
     whole_lists: bool = False  # a list question: list/table passages are kept whole first (see fit)
     whole_list_share: float = RetrievalSettings.whole_list_share  # ... within this share of the budget
 

@@ -333,7 +333,8 @@ class Retriever:
         ecfg = ExpandConfig(k=k, budget_tokens=self.settings.answer.context_tokens, max_per_section=cfg.max_per_section,
                             max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours,
                             whole_lists=query.wants_list and cfg.whole_lists,
-                            whole_list_share=cfg.whole_list_share)
+                            whole_list_share=cfg.whole_list_share, join_split_prose=cfg.join_split_prose,
+                            pull_announced=cfg.pull_announced, weighted_budget=cfg.weighted_budget)
         passages, slots, decisions = expand(result.candidates, self.index.parents, query.text, ecfg, self.child_text)
         timings["expand"] = (time.perf_counter() - t) * 1000
         tokens = sum(count_tokens(p.text) for p in passages)
