@@ -1,4 +1,5 @@
-"""JSON API for scripts: `POST /api/ask` (NDJSON stream of the engine's events), `GET /api/history`,
+"""JSON API for scripts: `POST /api/ask` (NDJSON stream of the engine's events; an optional
+`docs` list of document ids limits the search, unknown ids are a 400 listing the known ones), `GET /api/history`,
 `GET /api/logs`. Requests that change state must be JSON (`Content-Type: application/json`): a
 cross-site page cannot send that without a CORS preflight, so the API needs no CSRF token."""
 from __future__ import annotations
@@ -7,7 +8,7 @@ import json
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
-from ..chat.service import ask_rate_limit, busy_status, check_question, submit
+from ..chat.service import ask_rate_limit, busy_status, check_docs, check_question, submit
 from ..chat.store import visible_conversation
 from ..engine.queue import QueueFull
 from ..extensions import app_runtime
@@ -30,7 +31,8 @@ def ask():
         return api_error(400, "bad_input", "The body must be a JSON object with a \"question\" string "
                                          "(and optionally a \"conversation_id\" string).")
     text = body.get("question", "")
-    reason = check_question(text)
+    docs = body.get("docs") or []
+    reason = check_question(text) or check_docs(docs)
     if reason:
         return api_error(400, "bad_input", reason)
     conversation = visible_conversation(body.get("conversation_id")) if body.get("conversation_id") else None
@@ -40,7 +42,7 @@ def ask():
         topic = find_topic(config, text)
     app = current_app._get_current_object()
     try:
-        message, run = submit(app, app_runtime(app), text.strip(), topic, conversation)
+        message, run = submit(app, app_runtime(app), text.strip(), topic, conversation, docs=docs)
     except QueueFull as exc:
         response, status = api_error(busy_status(exc.scope), "busy", exc.message)
         return response, status, {"Retry-After": str(exc.retry_after_s)}
