@@ -95,11 +95,12 @@ def _register(app: Flask) -> None:
     from .chat.routes import bp as chat_bp
     from .evals.routes import bp as evals_bp
     from .history.routes import bp as history_bp
+    from .metrics.routes import bp as metrics_bp
     from .logs.routes import bp as logs_bp
     from .status.routes import bp as status_bp
     from .topics.routes import bp as topics_bp
 
-    for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, status_bp, audit_bp,
+    for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, metrics_bp, status_bp, audit_bp,
                api_bp):
         app.register_blueprint(bp)
     # JSON API for scripts: protected against CSRF by requiring a JSON body (a cross-site form
