@@ -51,3 +51,16 @@ def test_audit_command_prints_json_with_the_contract_keys(runtime):
     assert {"trust_score", "label", "sentences"} <= set(data)
     assert {"text", "verdict", "score", "passage"} <= set(data["sentences"][0])
     assert CliRunner().invoke(main, ["audit", "--question", QUESTION], obj=runtime).exit_code == 2
+
+
+def test_the_measured_answer_pairs_are_well_formed():
+    """data/eval/audit_pairs.jsonl (README, Audit): at least 30 pairs, each a faithful answer and the
+    same with one fact changed, of each kind of change."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "eval" / "audit_pairs.jsonl"
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(pairs) >= 30 and len({p["id"] for p in pairs}) == len(pairs)
+    assert {p["change"] for p in pairs} == {"number", "function", "document"}
+    for p in pairs:
+        assert p["question"] and p["faithful"] != p["changed"], p["id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from flask import current_app, session
+from flask import current_app
 
 from ..auth import owner_id
 from ..engine.audit import audit
@@ -66,5 +66,4 @@ def store_audit(question: str, answer: str, docs: list[str], result: dict, wall_
     for stage, ms in {**result["timings_ms"], "wall": wall_ms}.items():
         db.session.add(Timing(message_id=message.id, stage=f"audit_{stage}", ms=float(ms)))
     db.session.commit()
-    session["last_audit"] = message.id
     return message

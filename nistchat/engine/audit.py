@@ -39,8 +39,10 @@ MAX_QUERY_CHARS = 1500  # question + answer, as one retrieval query
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """Trust score -> label. Chosen from the answer-pair measurement (README, "Audit")."""
-    supported: float = 0.70
+    """Trust score -> label, chosen from the 34 answer pairs (README, "Audit"): at 0.75, 25 of 34
+    faithful answers and 7 of 34 changed ones are Supported; at 0.45 every faithful answer is at
+    least Partial and 14 of 34 changed ones are Likely unsupported."""
+    supported: float = 0.75
     partial: float = 0.45
 
     def label(self, score: float) -> str:
@@ -121,10 +123,16 @@ def facts(claim: str) -> list[str]:
     return list(dict.fromkeys(anchors(claim) + counts))
 
 
-def _stated(fact: str, haystack: str) -> bool:
+def _stated(fact: str, text: str) -> bool:
+    """The fact is in the text. A name in capitals (MEASURE, GOVERN) must be in capitals: in these
+    documents "measure" and "govern" are also ordinary verbs, and a swapped function name must not
+    pass because the verb is nearby."""
+    if fact.isalpha() and fact.isupper():
+        return re.search(rf"(?<![A-Za-z0-9]){fact}(?![A-Za-z0-9])", text) is not None
+    low = text.lower()
     if fact in NUMBER_WORDS:
-        return bool(re.search(rf"\b(?:{fact}|{NUMBER_WORDS.index(fact)})\b", haystack))
-    return _present(fact, haystack)
+        return bool(re.search(rf"\b(?:{fact}|{NUMBER_WORDS.index(fact)})\b", low))
+    return _present(fact, low)
 
 
 def _negated(text: str) -> bool:
@@ -158,7 +166,7 @@ def check_sentence(claim: str, sentence: str, evidence: Evidence, question: str 
     best: tuple[float, int, str, float, float] | None = None  # (key, passage index, stretch, coverage, cos)
     for (i, stretch), c in zip(stretches, cos):
         coverage = len(words & _words(stretch)) / len(words) if words else 0.0
-        near = " ".join((passages[i].doc, passages[i].title, passages[i].section, stretch)).lower()
+        near = " ".join((passages[i].doc, passages[i].title, passages[i].section, stretch))
         elsewhere = [f for f in claim_facts if f not in missing_in[i] and not _stated(f, near)]
         # the best match states the claim's facts where it says the same thing
         key = (0.55 * coverage + 0.45 * _rescale(float(c))) * 0.5 ** len(missing_in[i]) * 0.6 ** len(elsewhere)
@@ -170,7 +178,7 @@ def check_sentence(claim: str, sentence: str, evidence: Evidence, question: str 
     passage = passages[i]
     missing = missing_in[i]
     # stated in the passage but not where the claim matches it ("GOVERN 1.4 says <what GOVERN 1.6 says>")
-    near = " ".join((passage.doc, passage.title, passage.section, stretch)).lower()
+    near = " ".join((passage.doc, passage.title, passage.section, stretch))
     elsewhere = [f for f in claim_facts if f not in missing and not _stated(f, near)]
     sim = _rescale(c)
     verdict_judge = None
