@@ -91,14 +91,17 @@ def upgrade_database(app: Flask, revision: str = "head") -> None:
 def _register(app: Flask) -> None:
     from .admin.routes import bp as admin_bp
     from .api.routes import bp as api_bp
+    from .audit.routes import bp as audit_bp
     from .chat.routes import bp as chat_bp
     from .evals.routes import bp as evals_bp
     from .history.routes import bp as history_bp
+    from .metrics.routes import bp as metrics_bp
     from .logs.routes import bp as logs_bp
     from .status.routes import bp as status_bp
     from .topics.routes import bp as topics_bp
 
-    for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, status_bp, api_bp):
+    for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, metrics_bp, status_bp, audit_bp,
+               api_bp):
         app.register_blueprint(bp)
     # JSON API for scripts: protected against CSRF by requiring a JSON body (a cross-site form
     # cannot send application/json without a CORS preflight, which this app never grants).
@@ -107,6 +110,7 @@ def _register(app: Flask) -> None:
     assets = htmx_assets(app)
     app.jinja_env.filters["highlight"] = highlight
     app.jinja_env.filters["seconds"] = seconds
+    app.jinja_env.filters["split_sentences"] = _passage_sentences
     app.jinja_env.globals["ceil"] = math.ceil
     app.jinja_env.globals["find_source"] = find_source
 
@@ -157,4 +161,8 @@ def _register(app: Flask) -> None:
         return render_error("The server hit an unexpected problem; it has been logged.", 500)
 
 
+def _passage_sentences(text: str) -> list[str]:
+    """A passage as the audit page shows it: sentence by sentence, so supporting ones can be marked."""
+    from .engine.text import split_sentences
 
+    return split_sentences(text or "")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .commands import ask, corpus, db, evaluate, ingest, models, retrieve, serve
+from .commands import ask, audit, corpus, db, evaluate, ingest, models, retrieve, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -11,7 +11,7 @@ def main() -> None:
     """NISTChat: cited, verified answers from seven NIST AI publications, entirely on this machine."""
 
 
-for command in (models.models, corpus.corpus, ingest.ingest, retrieve.retrieve, retrieve.diagnose, ask.ask,
+for command in (models.models, corpus.corpus, ingest.ingest, retrieve.retrieve, retrieve.diagnose, ask.ask, audit.audit,
                 evaluate.eval_group, serve.serve, db.db):
     main.add_command(command)
 

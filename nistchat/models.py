@@ -63,6 +63,9 @@ class Message(db.Model):
     incomplete: Mapped[bool] = mapped_column(Boolean, default=False)
     total_ms: Mapped[float | None] = mapped_column(Float)  # submit to final, queue wait included (the P80 samples)
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # answer runs started
+    docs: Mapped[list[str] | None] = mapped_column(JSON)  # documents the search was limited to (None/[]: all)
+    kind: Mapped[str] = mapped_column(String(16), default="chat", server_default="chat")  # chat | audit
+    audit: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # an audit's trust score, label, sentences
     conversation: Mapped[Conversation] = relationship(back_populates="messages")
     timings: Mapped[list[Timing]] = relationship(back_populates="message", cascade="all, delete-orphan")
 

@@ -73,10 +73,9 @@ Each widget is reviewed before release and again every quarter.
 
 
 @pytest.fixture(scope="session")
-def tiny_index(tmp_path_factory, corpus_dir, light_runtime):
-    """A real index of two documents: the corpus's smallest (the CI Profile concept note) and
-    EXTRA_DOC, built by the real ingestion with the real embedder."""
-    from nistchat.engine.index import Index
+def tiny_data(tmp_path_factory, corpus_dir, light_runtime) -> Path:
+    """A data dir whose real index has two documents: the corpus's smallest (the CI Profile
+    concept note) and EXTRA_DOC, built by the real ingestion with the real embedder."""
     from nistchat.engine.ingest import ingest_corpus
 
     root = tmp_path_factory.mktemp("tiny-index")
@@ -85,7 +84,22 @@ def tiny_index(tmp_path_factory, corpus_dir, light_runtime):
     shutil.copy(corpus_dir / "NIST.AI.CI-Profile-Concept-Note.md", corpus)
     (corpus / "NIST.AI.999-9.md").write_text(EXTRA_DOC, encoding="utf-8")
     ingest_corpus(corpus, root / "index", light_runtime.models.get("embedder"), log=lambda *_: None, progress=False)
-    return Index.load(root / "index")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_index(tiny_data):
+    from nistchat.engine.index import Index
+
+    return Index.load(tiny_data / "index")
+
+
+@pytest.fixture(scope="session")
+def tiny_runtime(tiny_data, light_runtime):
+    """A real Runtime over the tiny index, sharing light_runtime's models (loaded once)."""
+    from nistchat.engine.runtime import Runtime
+
+    return Runtime(make_settings(data_dir=tiny_data), light_runtime.models)
 
 
 @pytest.fixture

@@ -241,3 +241,9 @@ def test_ask_returns_a_typed_answer_or_failure(rt, monkeypatch):
     use_reader(monkeypatch, rt, StopsMidAnswerReader(rt.models.get("reader"), 3))
     cut = rt.ask("What are the four functions of the AI RMF Core?")
     assert isinstance(cut, Failure) and cut.kind == "interrupted" and cut.partial
+
+
+def test_a_document_choice_the_index_lacks_is_a_bad_input_error_before_the_reader(tiny_runtime):
+    events = list(tiny_runtime.answer("How is each widget reviewed?", docs=["NIST.AI.404"]))
+    assert [e.type for e in events] == ["error"] and events[0].data["kind"] == "bad_input"
+    assert "Known: NIST.AI.999-9, NIST.AI.CI-Profile-Concept-Note" in events[0].data["message"]

@@ -1,5 +1,6 @@
 """The retriever on the real corpus index (session fixture `runtime`): contract, trace, modes,
 reranker fallback and plumbing, and the AI 800-4 monitoring categories reaching the context."""
+import json
 from pathlib import Path
 
 import numpy as np
@@ -236,3 +237,27 @@ def test_a_list_question_naming_a_count_lifts_lists_of_that_many_items(runtime):
     assert off.trace.stage("count").items == [] and table_1.id not in [p.id for p in off.passages]
     plain = runtime.retrieve("Why does post-deployment monitoring matter?")  # no count: no such list
     assert plain.trace.stage("count").items == []
+
+
+def test_chosen_documents_limit_the_search_and_unknown_ids_are_refused(tiny_runtime):
+    from click.testing import CliRunner
+
+    from nistchat.cli import main
+
+    question = "How is each widget reviewed before release?"
+    only = tiny_runtime.retrieve(question, docs=["NIST.AI.CI-Profile-Concept-Note"])
+    assert only.passages and {p.doc for p in only.passages} == {"NIST.AI.CI-Profile-Concept-Note"}
+    assert only.trace.stage("query").items[0]["chosen"] == ["NIST.AI.CI-Profile-Concept-Note"]
+    widget = tiny_runtime.retrieve(question, docs=["NIST.AI.999-9"])
+    assert {p.doc for p in widget.passages} == {"NIST.AI.999-9"}
+    with pytest.raises(ValueError, match="Known: NIST.AI.999-9, NIST.AI.CI-Profile-Concept-Note"):
+        tiny_runtime.retrieve(question, docs=["NIST.AI.404"])
+    assert tiny_runtime.unknown_docs([]) == "" and "NIST.AI.404" in tiny_runtime.unknown_docs(["NIST.AI.404"])
+    # the command line: --doc is repeatable, an unknown one is a usage error naming the known ids
+    out = CliRunner().invoke(main, ["retrieve", question, "--json", "--doc", "NIST.AI.999-9"], obj=tiny_runtime)
+    assert out.exit_code == 0, out.output
+    assert {p["doc"] for p in json.loads(out.output)["passages"]} == {"NIST.AI.999-9"}
+    bad = CliRunner().invoke(main, ["ask", question, "--doc", "NIST.AI.404"], obj=tiny_runtime)
+    assert bad.exit_code == 2 and "NIST.AI.CI-Profile-Concept-Note" in bad.output
+    listed = CliRunner().invoke(main, ["retrieve", "--list-docs"], obj=tiny_runtime)
+    assert "NIST.AI.999-9\tNIST AI 999-9, Guidance on Widget Assurance" in listed.output

@@ -280,3 +280,23 @@ def test_answers_finishing_at_once_are_all_stored(app):
     for mid in ids:
         row = stored(app, Message, mid)
         assert row.status == "done" and row.answer == f"answer {mid}"
+
+
+def test_document_chips_come_from_the_index_and_the_choice_is_stored_and_shown(tmp_path, tiny_runtime):
+    """The tiny index holds a made-up eighth document no code knows: it gets a chip all the same."""
+    client = build_app(tmp_path, tiny_runtime).test_client()
+    html = client.get("/").get_data(as_text=True)
+    assert 'name="docs" value="NIST.AI.999-9"' in html and "NIST AI 999-9, Guidance on Widget Assurance" in html
+    assert 'value="NIST.AI.CI-Profile-Concept-Note"' in html
+    bad = post(client, "/ask", {"question": "q", "docs": "NIST.AI.404"}, htmx=True)
+    assert bad.status_code == 422 and "Known: NIST.AI.999-9" in bad.get_data(as_text=True)
+    response = post(client, "/ask", {"question": DIRECT_LABEL, "topic": "1", "docs": "NIST.AI.999-9"}, htmx=True)
+    mid = message_id(response.get_data(as_text=True))
+    client.get(f"/ask/stream/{mid}")
+    assert stored(client, Message, mid).docs == ["NIST.AI.999-9"]
+    assert "searched only: NIST.AI.999-9" in client.get("/").get_data(as_text=True)
+    record = json.loads(client.get("/logs.jsonl").get_data(as_text=True).splitlines()[0])
+    assert record["docs"] == ["NIST.AI.999-9"] and record["kind"] == "chat"
+    api = client.post("/api/ask", json={"question": "q", "docs": ["NIST.AI.404"]})
+    assert api.status_code == 400 and "NIST.AI.CI-Profile-Concept-Note" in api.get_json()["message"]
+    assert client.post("/api/ask", json={"question": "q", "docs": "NIST.AI.999-9"}).status_code == 400

@@ -1,4 +1,6 @@
-"""JSON API for scripts: `POST /api/ask` (NDJSON stream of the engine's events), `GET /api/history`,
+"""JSON API for scripts: `POST /api/ask` (NDJSON stream of the engine's events; an optional `docs`
+list of document ids limits the search, unknown ids are a 400 listing the known ones),
+`POST /api/audit` (a pasted answer checked against the publications), `GET /api/history`,
 `GET /api/logs`. Requests that change state must be JSON (`Content-Type: application/json`): a
 cross-site page cannot send that without a CORS preflight, so the API needs no CSRF token."""
 from __future__ import annotations
@@ -7,8 +9,9 @@ import json
 
 from flask import Blueprint, Response, current_app, jsonify, request, stream_with_context
 
-from ..chat.service import ask_rate_limit, busy_status, check_question, submit
+from ..chat.service import ask_rate_limit, busy_status, check_docs, check_question, submit
 from ..chat.store import visible_conversation
+from ..audit.service import check_audit, run_audit
 from ..engine.queue import QueueFull
 from ..extensions import app_runtime
 from ..history.service import history_page
@@ -30,7 +33,8 @@ def ask():
         return api_error(400, "bad_input", "The body must be a JSON object with a \"question\" string "
                                          "(and optionally a \"conversation_id\" string).")
     text = body.get("question", "")
-    reason = check_question(text)
+    docs = body.get("docs") or []
+    reason = check_question(text) or check_docs(docs)
     if reason:
         return api_error(400, "bad_input", reason)
     conversation = visible_conversation(body.get("conversation_id")) if body.get("conversation_id") else None
@@ -40,7 +44,7 @@ def ask():
         topic = find_topic(config, text)
     app = current_app._get_current_object()
     try:
-        message, run = submit(app, app_runtime(app), text.strip(), topic, conversation)
+        message, run = submit(app, app_runtime(app), text.strip(), topic, conversation, docs=docs)
     except QueueFull as exc:
         response, status = api_error(busy_status(exc.scope), "busy", exc.message)
         return response, status, {"Retry-After": str(exc.retry_after_s)}
@@ -80,3 +84,24 @@ def logs():
     except BadRange as exc:
         return api_error(400, "bad_input", str(exc))
     return Response(stream_with_context(jsonl(records(first, last, owner))), mimetype="application/x-ndjson")
+
+
+@bp.post("/audit")
+@ask_rate_limit
+def api_audit():
+    if not request.is_json:
+        return api_error(415, "bad_input", "Send JSON: {\"question\": \"...\", \"answer\": \"...\"}.")
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or not all(isinstance(body.get(k, ""), str) for k in ("question", "answer")):
+        return api_error(400, "bad_input", "The body must be a JSON object with \"question\" and \"answer\" strings "
+                                           "(optionally \"docs\": [ids] and \"judge\": false).")
+    docs = body.get("docs") or []
+    problem = check_audit(body.get("question", ""), body.get("answer", "")) or check_docs(docs)
+    if problem:
+        return api_error(400, "bad_input", problem)
+    try:
+        message, result = run_audit(body.get("question", ""), body["answer"], docs, body.get("judge", True) is not False)
+    except QueueFull as exc:
+        response, status = api_error(busy_status(exc.scope), "busy", exc.message)
+        return response, status, {"Retry-After": str(exc.retry_after_s)}
+    return {**result, "message_id": message.id, "conversation_id": message.conversation_id}

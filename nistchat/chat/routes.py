@@ -13,7 +13,7 @@ from ..topics.questions import find_topic, load
 from ..web import is_htmx
 from .progress import estimate_s, risk_class
 from .runs import registry, resume_or_abandon
-from .service import ask_rate_limit, busy_status, check_question, submit
+from .service import ask_rate_limit, busy_status, check_docs, check_question, document_choices, submit
 from .store import current_conversation, visible_conversation
 from .stream import final_frames, sse_events
 
@@ -21,11 +21,12 @@ bp = Blueprint("chat", __name__)
 
 
 def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = "",
-              problem_kind: str = "bad_input"):
+              problem_kind: str = "bad_input", chosen_docs: list[str] = ()):
     config, _sha = load(current_app.config["SETTINGS"].questions_path)
     messages = conversation.messages if conversation else []
     return render_template("chat/index.html", conversation=conversation, messages=messages, topics=config,
                            problem=problem, problem_kind=problem_kind, draft=draft,
+                           documents=document_choices(), chosen_docs=list(chosen_docs),
                            self_test=app_runtime(current_app._get_current_object()).models.self_test_result,
                            max_chars=current_app.config["SETTINGS"].answer.max_question_chars), status
 
@@ -55,25 +56,27 @@ def new_chat():
 @ask_rate_limit
 def ask():
     text = request.form.get("question", "")
-    problem = check_question(text)
+    docs = request.form.getlist("docs")
+    problem = check_question(text) or check_docs(docs)
     if problem:
         if is_htmx():
             return render_template("chat/_problem.html", kind="bad_input", message=problem), 422
-        return chat_page(current_conversation(), 422, problem, draft=text[:current_app.config["SETTINGS"].answer.max_question_chars])
+        return chat_page(current_conversation(), 422, problem,
+                         draft=text[:current_app.config["SETTINGS"].answer.max_question_chars], chosen_docs=docs)
     topic = None
     if request.form.get("topic"):
         config, _sha = load(current_app.config["SETTINGS"].questions_path)
         topic = find_topic(config, text)  # None if an admin renamed it meanwhile: asked as typed
     app = current_app._get_current_object()
     try:
-        message, run = submit(app, app_runtime(app), text.strip(), topic)
+        message, run = submit(app, app_runtime(app), text.strip(), topic, docs=docs)
     except QueueFull as exc:
         headers = {"Retry-After": str(exc.retry_after_s)}
         if is_htmx():
             return render_template("chat/_problem.html", kind="busy", message=exc.message), \
                 busy_status(exc.scope), headers
         page, status = chat_page(current_conversation(), busy_status(exc.scope), exc.message, draft=text,
-                                 problem_kind="busy")
+                                 problem_kind="busy", chosen_docs=docs)
         return page, status, headers
     if is_htmx():
         risk = "direct" if message.direct_answer else risk_class(message.prompt or message.question)

@@ -131,7 +131,7 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
             db.session.commit()
             history = engine_history(message)
             events = runtime.answer(message.prompt or message.question, history, label=message.label,
-                                    direct_answer=message.direct_answer, ticket=run.ticket)
+                                    direct_answer=message.direct_answer, ticket=run.ticket, docs=message.docs)
             for event in events:
                 data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
                 kind = data.get("type")
@@ -183,7 +183,7 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
                 "question": stored.question, "label": stored.label, "risk": stored.risk,
                 "refused": stored.refused, "retried": stored.retried, "status": stored.status,
                 "error": stored.error, "ms": stored.total_ms, "backend": stored.backend,
-                "answer": stored.answer})
+                "docs": stored.docs or [], "answer": stored.answer})
         except Exception:
             log.exception("storing answer %s failed", run.message_id)
             db.session.rollback()

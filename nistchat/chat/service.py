@@ -9,7 +9,8 @@ from __future__ import annotations
 from flask import Flask, current_app
 
 from ..auth import owner_id
-from ..extensions import limiter
+from ..engine.errors import IndexMissing
+from ..extensions import app_runtime, limiter
 from ..models import Conversation, Message
 from ..topics.questions import Topic
 from .runs import AnswerRun, registry
@@ -34,17 +35,36 @@ def check_question(text: str) -> str | None:
     return None
 
 
+def document_choices() -> list:
+    """The indexed documents for the filter chips (`catalog.DocEntry`); none before an index exists."""
+    try:
+        return app_runtime(current_app._get_current_object()).documents()
+    except IndexMissing:
+        return []
+
+
+def check_docs(docs) -> str | None:
+    """Why a document choice cannot be used (ids the index does not have, listing the known ones), or None."""
+    if not docs:
+        return None
+    try:
+        return app_runtime(current_app._get_current_object()).unknown_docs(docs) or None
+    except IndexMissing as exc:
+        return str(exc)
+
+
 def busy_status(scope: str) -> int:
     """429 when this browser has too many questions waiting, 503 when the whole server has."""
     return 429 if scope == "browser" else 503
 
 
 def submit(app: Flask, runtime, question: str, topic: Topic | None,
-           conversation: Conversation | None = None) -> tuple[Message, AnswerRun]:
-    """Queue, store and start one answer; raises engine.queue.QueueFull when there is no room."""
+           conversation: Conversation | None = None, docs: list[str] | None = None) -> tuple[Message, AnswerRun]:
+    """Queue, store and start one answer (limited to `docs`, already checked, when given); raises
+    engine.queue.QueueFull when there is no room."""
     ticket = runtime.queue.take(owner_id())
     try:
-        message = start_message(question, topic, conversation)
+        message = start_message(question, topic, conversation, docs=docs)
     except Exception:
         runtime.queue.finish(ticket)
         raise

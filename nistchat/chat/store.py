@@ -33,7 +33,8 @@ def current_conversation() -> Conversation | None:
     return conv
 
 
-def start_message(question: str, topic: Topic | None, conversation: Conversation | None = None) -> Message:
+def start_message(question: str, topic: Topic | None, conversation: Conversation | None = None,
+                  docs: list[str] | None = None) -> Message:
     """Record the question at once (status pending) in the given or this browser's current
     conversation (a new one when there is none)."""
     conv = conversation or current_conversation()
@@ -46,7 +47,8 @@ def start_message(question: str, topic: Topic | None, conversation: Conversation
     message = Message(conversation_id=conv.id, owner=owner_id(), question=question,
                       label=topic.label if topic and topic.mode != "plain" else None,
                       prompt=(topic.prompt if topic and topic.mode == "prompt" else question),
-                      direct_answer=topic.answer if topic and topic.mode == "answer" else None)
+                      direct_answer=topic.answer if topic and topic.mode == "answer" else None,
+                      docs=list(docs) if docs else None)
     db.session.add(message)
     db.session.commit()
     return message

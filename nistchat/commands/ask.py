@@ -9,10 +9,10 @@ import sys
 
 import click
 
-from .common import friendly_errors, cli_runtime, print_json
+from .common import check_docs, friendly_errors, cli_runtime, print_json
 
 JSON_KEYS = ("answer", "refused", "risk", "verified", "sentences", "retried", "disclaimer", "sources", "backend",
-             "timings_ms")
+             "timings_ms", "docs")
 
 
 def _print_report(final: dict, answer_shown: bool) -> None:
@@ -27,6 +27,8 @@ def _print_report(final: dict, answer_shown: bool) -> None:
         page = f" (p. {s['page']})" if s.get("page") is not None else ""
         mark = "*" if s.get("cited") else " "
         click.echo(f" {mark}[{s['rank']}] {s['doc']} — {s['section'] or s['title']}{page}")
+    if final.get("docs"):
+        click.echo(f"Searched only: {', '.join(final['docs'])}")
     click.echo(f"\nRisk: {final['risk']} {', '.join(final.get('risk_kinds') or [])}".rstrip())
     if final.get("sentences"):
         click.echo(f"Verification ({'all sentences' if final.get('verified') else 'citations only'}):")
@@ -46,13 +48,16 @@ def _print_report(final: dict, answer_shown: bool) -> None:
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the `ask` contract).")
 @click.option("--no-stream", is_flag=True, help="Print the answer once it is complete.")
-def ask(question: str, as_json: bool, no_stream: bool) -> None:
+@click.option("--doc", "docs", multiple=True, metavar="DOC_ID",
+              help="Search only this document (repeatable; `nistchat retrieve --list-docs` lists the ids).")
+def ask(question: str, as_json: bool, no_stream: bool, docs: tuple[str, ...]) -> None:
     """Answer QUESTION from the corpus, with sources, risk class, verification and timings."""
     runtime = cli_runtime()
     stream = not (as_json or no_stream)
     final, streamed = None, {}
     with friendly_errors():
-        events = list(_events(runtime, question, stream, streamed))
+        check_docs(runtime, docs)
+        events = list(_events(runtime, question, stream, streamed, list(docs)))
         for event in events:
             if event.type == "error":
                 if stream and event.data.get("partial"):
@@ -79,9 +84,9 @@ def ask(question: str, as_json: bool, no_stream: bool) -> None:
     _print_report(final, shown)
 
 
-def _events(runtime, question: str, stream: bool, streamed: dict):
+def _events(runtime, question: str, stream: bool, streamed: dict, docs: list[str]):
     """Pass events through, printing tokens and retry notes as they arrive; stop at an error."""
-    for event in runtime.answer(question, []):
+    for event in runtime.answer(question, [], docs=docs):
         if event.type == "token":
             n = event.data.get("attempt", 1)
             streamed[n] = streamed.get(n, "") + event.data["text"]

@@ -36,3 +36,11 @@ def friendly_errors():
 def print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def check_docs(runtime: Runtime, docs) -> None:
+    """A `--doc` choice the index does not have stops the command, listing the known ids."""
+    if docs:
+        problem = runtime.unknown_docs(list(docs))
+        if problem:
+            raise click.BadParameter(problem, param_hint="--doc")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import friendly_errors, cli_runtime, print_json
+from .common import check_docs, friendly_errors, cli_runtime, print_json
 
 MODE = click.Choice(["hybrid", "dense", "bm25"])
 
@@ -36,16 +36,25 @@ def _print_table(result) -> None:
 @click.option("--batch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="File with one question per line (models load once).")
 @click.option("--mode", default="hybrid", show_default=True, type=MODE)
-def retrieve(question: str | None, as_json: bool, k: int, batch: Path | None, mode: str) -> None:
+@click.option("--doc", "docs", multiple=True, metavar="DOC_ID", help="Search only this document (repeatable).")
+@click.option("--list-docs", is_flag=True, help="List the indexed documents' ids and titles, then stop.")
+def retrieve(question: str | None, as_json: bool, k: int, batch: Path | None, mode: str,
+             docs: tuple[str, ...], list_docs: bool) -> None:
     """Retrieve the passages the reader would receive for QUESTION."""
+    runtime = cli_runtime()
+    if list_docs:
+        with friendly_errors():
+            for doc in runtime.documents():
+                click.echo(f"{doc.id}\t{doc.label}")
+        return
     if batch is None and not (question and question.strip()):
         raise click.UsageError("give a QUESTION or --batch FILE")
     questions = ([q.strip() for q in batch.read_text(encoding="utf-8").splitlines() if q.strip()]
                  if batch else [question])
-    runtime = cli_runtime()
     with friendly_errors():
+        check_docs(runtime, docs)
         for q in questions:
-            result = runtime.retrieve(q, k=k, mode=mode)
+            result = runtime.retrieve(q, k=k, mode=mode, docs=list(docs))
             if as_json:
                 print_json(result.to_dict())
             else:

@@ -118,6 +118,7 @@ class _Run:
         self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
+        self.docs: list[str] = []  # the documents the person limited the search to ([] = all)
 
     @property
     def strict(self) -> bool:
@@ -154,7 +155,7 @@ class _Run:
             "prompt_tokens": chosen.prompt_tokens if chosen else 0,
             "queue_ms": round(self.queue_ms, 1),
             "attempts": [a.to_dict() for a in attempts],
-            "question": self.question, "label": self.shown,
+            "question": self.question, "label": self.shown, "docs": self.docs,
             "trace": self.trace.to_dict(),
         }
         data.update(extra or {})
@@ -262,16 +263,19 @@ def _wait_turn(queue: ReaderQueue, ticket: Ticket, run: _Run) -> Iterator[Event]
 
 
 def answer(runtime, question: str, history: list[dict] | None = None, *, label: str | None = None,
-           direct_answer: str | None = None, ticket: Ticket | None = None) -> Iterator[Event]:
+           direct_answer: str | None = None, ticket: Ticket | None = None,
+           docs: list[str] | None = None) -> Iterator[Event]:
     """Stream one answer as Events. `label` is what the user saw (topic buttons); `direct_answer`
     is a configured fixed answer that bypasses retrieval and the reader entirely. `ticket` is the
-    answer's place in the reader queue; the reader is used only once it is this ticket's turn."""
+    answer's place in the reader queue; the reader is used only once it is this ticket's turn.
+    `docs` limits retrieval to those document ids (None or empty: all documents)."""
     problem = validate(question, runtime.settings)
     if problem:
         yield _error("bad_input", problem)
         return
     question = question.strip()
     run = _Run(runtime, question, list(history or []), label or question)
+    run.docs = list(docs or [])
     run.trace.add("risk", 0.0, [run.risk.to_dict()])
 
     if direct_answer is not None:
@@ -284,7 +288,10 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     # retrieve
     t = time.perf_counter()
     try:
-        retrieval = runtime.retrieve(question, k=run.opts.k, history=run.history)
+        retrieval = runtime.retrieve(question, k=run.opts.k, history=run.history, docs=run.docs)
+    except ValueError as exc:  # a document choice the index does not have
+        yield _error("bad_input", str(exc))
+        return
     except BackendError as exc:
         yield _error(exc.kind, exc.message)
         return

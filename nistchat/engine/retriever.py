@@ -70,6 +70,12 @@ def _top(scores: np.ndarray, depth: int) -> list[int]:
     return [int(i) for i in idx[np.lexsort((idx, -scores[idx]))] if scores[i] > 0]
 
 
+def unknown_docs_message(docs, known: list[str]) -> str:
+    """What to say when a document choice names ids the index does not have."""
+    unknown = [d for d in docs if d not in known]
+    return f"Unknown document(s): {', '.join(map(str, unknown))}. Known: {', '.join(known)}."
+
+
 class Retriever:
     """One per process (Runtime holds it); stateless per call, so safe to share across threads (the
     expansion vocabulary is built once under a lock; its per-word cache only ever gains entries)."""
@@ -226,7 +232,9 @@ class Retriever:
 
     # -- the pipeline
     def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
-                 mode: str = "hybrid") -> Retrieval:
+                 mode: str = "hybrid", docs: list[str] | None = None) -> Retrieval:
+        """`docs`: the documents a person chose to search (ids from `catalog.documents`); empty or
+        None means all, and then documents the question names scope it instead."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         if k < 1:
@@ -246,9 +254,14 @@ class Retriever:
         start = time.perf_counter()
 
         query: Query = prepare(question, history)
-        named = self.catalog.named(query.search_text) if cfg.scope_named_docs else []
+        chosen = [d for d in self.catalog.patterns if d in set(docs or ())]
+        if docs and len(chosen) < len(set(docs)):
+            raise ValueError(unknown_docs_message(docs, list(self.catalog.patterns)))
+        named = chosen or (self.catalog.named(query.search_text) if cfg.scope_named_docs else [])
         over = SCOPE_OVERFETCH if named else 1  # scoping filters the lists: fetch deeper first
-        trace.add("query", 0.0, [{**query.to_dict(), "documents": named}], query.note)
+        trace.add("query", 0.0, [{**query.to_dict(), "documents": named, "chosen": chosen}], query.note)
+        if chosen:
+            trace.notes.append(f"limited to the chosen documents: {', '.join(chosen)}")
         if query.rewritten:
             trace.notes.append(query.note)
         tokens = self.tokenize(query.search_text)

@@ -68,22 +68,41 @@ class Runtime:
                 self._retriever = Retriever(self.index, self.models, self.settings)
             return self._retriever
 
+    def documents(self) -> list:
+        """The indexed documents (`catalog.DocEntry`: id, title, label), in index order."""
+        from .catalog import documents
+
+        return documents(self.index)
+
+    def unknown_docs(self, docs) -> str:
+        """Why a document choice cannot be used ('' when every id is in the index)."""
+        from .retriever import unknown_docs_message
+
+        known = [d.id for d in self.documents()]
+        if not isinstance(docs, (list, tuple)) or not all(isinstance(d, str) for d in docs):
+            return f"docs must be a list of document ids. Known: {', '.join(known)}."
+        return unknown_docs_message(docs, known) if any(d not in known for d in docs) else ""
+
     def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
-                 mode: str = "hybrid") -> Retrieval:
-        return self.retriever.retrieve(question, k=k, history=history, mode=mode)
+                 mode: str = "hybrid", docs: list[str] | None = None) -> Retrieval:
+        """`docs` limits the search to those document ids (empty or None: all documents)."""
+        return self.retriever.retrieve(question, k=k, history=history, mode=mode, docs=docs)
 
     def answer(self, question: str, history: list[dict] | None = None, *, label: str | None = None,
-               direct_answer: str | None = None, ticket: Ticket | None = None) -> Iterator[Event]:
+               direct_answer: str | None = None, ticket: Ticket | None = None,
+               docs: list[str] | None = None) -> Iterator[Event]:
         """Events of one answer. `ticket` is the caller's place in `self.queue` (taken when the
         question was asked, so a full queue is refused before anything is stored); without one
-        the answer takes an uncapped ticket of its own."""
+        the answer takes an uncapped ticket of its own. `docs` limits retrieval to those documents."""
         from .pipeline import answer
 
-        return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket)
+        return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket,
+                      docs=docs)
 
-    def ask(self, question: str, history: list[dict] | None = None) -> Answer | Failure:
+    def ask(self, question: str, history: list[dict] | None = None, *,
+            docs: list[str] | None = None) -> Answer | Failure:
         """The whole answer at once, typed: `Answer`, or `Failure` when it could not be completed."""
-        for event in self.answer(question, history):
+        for event in self.answer(question, history, docs=docs):
             if event.type == "final":
                 return Answer.from_final(event.data)
             if event.type == "error":

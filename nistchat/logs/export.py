@@ -14,7 +14,8 @@ from ..auth import is_admin, owner_id
 from ..models import Message
 
 FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", "answer", "refused", "risk",
-          "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts"]
+          "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts",
+          "docs", "kind", "audit"]
 MAX_DAYS = 366
 
 
@@ -63,7 +64,8 @@ def records(first: date, last: date, owner: str | None) -> Iterator[dict]:
                "refused": m.refused, "risk": m.risk, "retried": m.retried, "incomplete": m.incomplete,
                "status": m.status, "error_kind": m.error_kind, "error": m.error, "total_ms": m.total_ms,
                "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
-               "verdicts": m.verdicts or []}
+               "verdicts": m.verdicts or [], "docs": m.docs or [], "kind": m.kind or "chat",
+               "audit": m.audit}
 
 
 def _source_ref(source: dict) -> str:

@@ -219,3 +219,43 @@ def test_admin_edits_a_question_and_chat_shows_it_without_restart(page):
     page.screenshot(path=str(ARTIFACTS / "admin.png"), full_page=True)
     page.goto("/")
     assert page.locator("button.topic:text-is('Edited in the browser: what are the AI RMF functions?')").count() == 1
+
+
+def test_document_chips_are_listed_from_the_index_and_toggle(page):
+    page.goto("/")
+    chips = page.locator("fieldset.doc-chips input[name=docs]")
+    assert chips.count() == 7  # one per indexed publication, read from the index
+    chip = page.locator("fieldset.doc-chips input[value='NIST.SP.800-218A']")
+    chip.check()
+    assert chip.is_checked()
+    page.screenshot(path=str(ARTIFACTS / "chips.png"))
+    chip.uncheck()
+
+
+def test_audit_page_checks_a_pasted_answer(page):
+    page.goto("/")
+    page.click("nav a:text-is('Audit')")
+    page.fill("#audit-question", "What are the functions of the AI RMF Core?")
+    page.fill("#audit-answer", "The AI RMF Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE. "
+                               "The Core was first published in 1997.")
+    page.uncheck("input[name=judge]")  # the deterministic signals only: a judged audit is a model call per sentence
+    page.click("#audit-form button[type=submit]", no_wait_after=True)  # the check takes a while on 2 cores
+    page.wait_for_selector("#audit-result", timeout=ANSWER_TIMEOUT_MS)
+    assert page.locator(".audit-sentence.supported mark").count() >= 1
+    assert page.locator(".audit-sentence").count() == 2
+    assert "Trust score" in page.locator("#audit-result h2").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "audit.png"), full_page=True)
+
+
+def test_admin_metrics_page_shows_charts(page):
+    page.goto("/admin")
+    if page.locator("input[name=password]").count():
+        page.fill("input[name=password]", ADMIN_PASSWORD)
+        page.click("form.login button[type=submit]")
+    page.goto("/admin")
+    page.click("a:text-is('Metrics: where the answer time goes')")
+    assert page.locator("h1").inner_text() == "Metrics"
+    assert page.locator("figure.chart svg").count() == 4
+    page.click("a:text-is('all')")
+    assert "window=all" in page.url
+    page.screenshot(path=str(ARTIFACTS / "metrics.png"), full_page=True)
