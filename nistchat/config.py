@@ -69,7 +69,8 @@ class BackendSettings:
 @dataclass
 class QueryExpansionSettings:
     """BM25 query expansion: rare question words bring in the corpus words nearest to them."""
-    enabled: bool = setting(True, "expand rare question words with their nearest corpus words")
+    enabled: bool = setting(False, "expand rare question words with their nearest corpus words (off: no gain on "
+                                   "dev or test, and a slow start; docs/decisions.md)")
     min_cos: float = setting(0.6, "nearest corpus words below this similarity are not added")
     top: int = setting(3, "corpus words added per query word", minimum=0)
     weight: float = setting(0.3, "an added word counts weight x cosine of a query word")
@@ -109,11 +110,13 @@ class RetrievalSettings:
     doc_aliases: dict = setting({}, "doc id -> extra names users call it by")
     max_per_section: int = setting(5, "passages from one heading path", minimum=1)
     max_per_figure: int = setting(1, "figure passages from one heading path", minimum=1)
-    pull_table_neighbours: bool = setting(True, "a table passage brings its neighbouring rows")
+    pull_table_neighbours: bool = setting(False, "a table passage brings its neighbouring rows (off: no effect on "
+                                                 "dev or test)")
     whole_lists: bool = setting(True, "list questions keep list/table passages whole ...")
     whole_list_share: float = setting(0.6, "... while those take at most this share of the budget")
     join_split_prose: bool = setting(True, "a hit on the prose parent next to a chosen one joins its passage")
-    pull_announced: bool = setting(True, "a chosen lead-in ending in ':' brings the list or table it announces")
+    pull_announced: bool = setting(False, "a chosen lead-in ending in ':' brings the list or table it announces "
+                                          "(off: no effect on dev or test)")
     weighted_budget: bool = setting(True, "share the context budget by evidence weight (off: equal shares)")
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
     expansion: QueryExpansionSettings = section(QueryExpansionSettings, "BM25 query expansion")

@@ -58,7 +58,7 @@ def test_table_segment_pulls_its_siblings_in_document_order():
         "p": P("p", "unrelated prose", section=("Doc", "Body")),
     }
     cands = [C("c2", "t2", 0.9), C("cp", "p", 0.5), C("c3", "t3", 0.4)]
-    passages, slots, _ = expand(cands, parents, "q", ExpandConfig(k=6))
+    passages, slots, _ = expand(cands, parents, "q", ExpandConfig(k=6, pull_table_neighbours=True))
     assert [p.id for p in passages] == ["t2", "p"]  # t3's hit merges into the table passage
     assert [pc.parent.id for pc in slots[0].pieces] == ["t1", "t2", "t3"]
     assert passages[0].text.index("r1") < passages[0].text.index("r2") < passages[0].text.index("r3")
@@ -75,13 +75,14 @@ def test_a_lead_in_ending_with_a_colon_brings_the_list_it_announces():
         "end": P("end", "A sentence that ends with a full stop.", next_id="other"),
         "other": P("other", "- a list in another section", kind="list", section=("Doc", "Next"), prev_id="end"),
     }
-    passages, slots, _ = expand([C("c1", "lead", 0.9), C("c2", "end", 0.8)], parents, "q", ExpandConfig(k=6))
+    on = ExpandConfig(k=6, pull_announced=True)  # a switch, off by default (docs/decisions.md)
+    passages, slots, _ = expand([C("c1", "lead", 0.9), C("c2", "end", 0.8)], parents, "q", on)
     assert [pc.parent.id for pc in slots[0].pieces] == ["lead", "items"]
     assert "security" in passages[0].text and "unrelated" not in passages[0].text
     assert [pc.parent.id for pc in slots[1].pieces] == ["end"]  # no colon, and the list is in another section
-    later, slots, _ = expand([C("c1", "lead", 0.9), C("c3", "items", 0.5)], parents, "q", ExpandConfig(k=6))
+    later, slots, _ = expand([C("c1", "lead", 0.9), C("c3", "items", 0.5)], parents, "q", on)
     assert len(later) == 1 and slots[0].hits == ["c1", "c3"]  # a hit on the announced list joins the lead-in
-    off, _, _ = expand([C("c1", "lead", 0.9)], parents, "q", ExpandConfig(k=6, pull_announced=False))
+    off, _, _ = expand([C("c1", "lead", 0.9)], parents, "q", ExpandConfig(k=6))
     assert "security" not in off[0].text
 
 

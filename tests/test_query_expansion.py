@@ -29,10 +29,10 @@ def test_only_rare_query_words_are_expanded_and_only_to_close_corpus_words():
 
 def test_expansion_reaches_bm25_and_is_in_the_trace(runtime):
     question = "Why might an AI standard backfire if it is written too early?"
-    r = runtime.retrieve(question)
+    r = runtime.retriever.with_config(expansion={"enabled": True}).retrieve(question)  # off by default
     note = r.trace.stage("bm25").note
     assert "expanded with" in note and "backfire" not in note.split("expanded with")[1]
-    off = runtime.retriever.with_config(expansion={"enabled": False}).retrieve(question)
+    off = runtime.retrieve(question)
     assert "expanded with" not in off.trace.stage("bm25").note
     with pytest.raises(ConfigError, match="retrieval.expansion"):
         updated(RetrievalSettings(), {"expansion": {"nope": 1}}, "retrieval")
