@@ -11,8 +11,9 @@ import click
 
 from .common import check_docs, friendly_errors, cli_runtime, print_json
 
+# The contract in shared/DESIGN.md; `docs` is added only when --doc chose documents.
 JSON_KEYS = ("answer", "refused", "risk", "verified", "sentences", "retried", "disclaimer", "sources", "backend",
-             "timings_ms", "docs")
+             "timings_ms")
 
 
 def _print_report(final: dict, answer_shown: bool) -> None:
@@ -68,7 +69,7 @@ def ask(question: str, as_json: bool, no_stream: bool, docs: tuple[str, ...]) ->
     if final is None:
         raise click.ClickException("the answer stream ended without a result")
     if as_json:
-        print_json({key: final.get(key) for key in JSON_KEYS})
+        print_json({key: final.get(key) for key in JSON_KEYS} | ({"docs": final["docs"]} if final.get("docs") else {}))
         return
     shown = False
     if stream:

@@ -147,12 +147,17 @@ class ReaderWorker:
         lines = [ln for ln in list(self._stderr)[-3:] if ln]
         return (" Last output: " + " | ".join(lines)[-400:] + ".") if lines else ""
 
-    def died(self) -> str | None:
-        """How the worker ended, if it is not running any more (after a failed call)."""
+    def died(self, wait_s: float = 2.0) -> str | None:
+        """How the worker ended, if it is not running any more (after a failed call). A killed
+        process closes its socket a moment before it can be reaped, so wait briefly for it."""
         with self._lock:
-            if self._proc is None or self._proc.poll() is None:
-                return None
-            return describe_exit(self._proc.poll())
+            proc = self._proc
+        if proc is None:
+            return None
+        try:
+            return describe_exit(proc.wait(timeout=wait_s))
+        except subprocess.TimeoutExpired:
+            return None
 
     def restart(self, why: str) -> None:
         """Stop a worker that hangs or died; the next `ensure()` starts a fresh one."""
