@@ -21,7 +21,7 @@ from werkzeug.exceptions import HTTPException
 from .auth import is_admin, owner_id
 from .config import Settings, load_settings
 from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
-from .web import find_source, highlight, htmx_assets, is_htmx, render_error, seconds
+from .web import BoundedInt, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
 
@@ -70,6 +70,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     app.config.update(test_config)
+    app.url_map.converters["int"] = BoundedInt  # before the blueprints add their <int:...> rules
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(PACKAGE_DIR / "migrations"), render_as_batch=True)

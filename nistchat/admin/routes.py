@@ -2,21 +2,31 @@
 validation on save, versions (list + restore) and refusal of saves made on an older version."""
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
 
 from ..auth import admin_required, check_admin_password, is_admin
 from ..extensions import limiter
 from ..topics import questions
-from ..web import is_htmx
+from ..web import clean_text, clean_tree, is_htmx
 from .editor import Draft, error_paths
 from .versions import get_version, list_versions, save_config
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
+UNSAFE_IN_NEXT = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
 
 
 def _safe_next(target: str | None) -> str:
-    """Only same-site paths, so the login form cannot be used as an open redirect."""
-    if target and target.startswith("/") and not target.startswith("//"):
+    """Only a path on this site, so the login form cannot be used as an open redirect. Browsers
+    drop tabs and newlines from a URL (`/\\t/evil.example/` becomes `//evil.example/`) and read a
+    backslash as a slash, so a target with either, or with any control character or space, is
+    refused; so is anything with a scheme or a host."""
+    if not target or UNSAFE_IN_NEXT.search(target):
+        return url_for("admin.index")
+    parts = urlsplit(target)
+    if target.startswith("/") and not target.startswith("//") and not parts.scheme and not parts.netloc:
         return target
     return url_for("admin.index")
 
@@ -101,6 +111,9 @@ def save():
     raw = request.form.get("raw_json")
     if raw is not None:
         config, errors = questions.parse(raw)
+        if config is not None:  # strip control characters, then check again (a label may now be empty)
+            config = clean_tree(config)
+            errors = errors or questions.validate(config)
         # The JSON form carries no structured fields: on a rejected text, the structured editor
         # shows the live config (an empty one would save "no topics" on its next Save).
         draft = Draft.from_config(config or live_config())
@@ -112,7 +125,7 @@ def save():
         return editor_response(draft, base_sha, errors=errors, status=422, raw=raw,
                                notice="Nothing was saved: fix the problems listed.")
     try:
-        version = save_config(config, base_sha, note=request.form.get("note", "") or "edited")
+        version = save_config(config, base_sha, note=clean_text(request.form.get("note", ""))[:200] or "edited")
     except questions.StaleVersion as exc:
         return editor_response(draft, base_sha, errors=[str(exc)], status=409, raw=raw)
     return editor_response(Draft.from_config(config), version.sha256,

@@ -10,7 +10,7 @@ from ..engine.queue import QueueFull
 from ..extensions import app_runtime, db
 from ..models import Message
 from ..topics.questions import find_topic, load
-from ..web import is_htmx
+from ..web import clean_text, is_htmx
 from .progress import estimate_s, risk_class
 from .runs import registry, resume_or_abandon
 from .service import ask_rate_limit, busy_status, check_question, submit
@@ -54,7 +54,7 @@ def new_chat():
 @bp.post("/ask")
 @ask_rate_limit
 def ask():
-    text = request.form.get("question", "")
+    text = clean_text(request.form.get("question", ""))
     problem = check_question(text)
     if problem:
         if is_htmx():
