@@ -167,6 +167,12 @@ class WebSettings:
     ask_rate_limit: str = setting("12 per minute", "per client address, on POST /ask and /api/ask (Flask-Limiter)")
     htmx: str = setting("local", "local: nistchat/static/vendor (offline); cdn: pinned URLs with Subresource Integrity",
                         choices=("local", "cdn"))
+    allowed_hosts: list = setting([], "Host names this site answers to, e.g. [\"chat.example.org\"]; empty: any "
+                                      "(a warning at start)")
+    proxy_count: int = setting(0, "reverse proxies in front whose X-Forwarded-* headers are trusted (0: none)",
+                               minimum=0)
+    session_cookie_secure: bool = setting(False, "send the session cookie over HTTPS only (set it behind TLS)",
+                                          env="NISTCHAT_SESSION_COOKIE_SECURE")
     history_page_size: int = setting(20, "conversations or hits per History page", minimum=1)
     heartbeat_s: float = setting(10.0, "seconds between keep-alives on a silent answer stream", minimum=0.1)
     p80_min_samples: int = setting(5, "answers per risk class before the progress bar uses the measured P80", minimum=1)
