@@ -133,6 +133,7 @@ def _register(app: Flask) -> None:
     @app.before_request
     def _ensure_owner():
         owner_id()
+        is_admin()  # the admin session is checked (and touched) before the view writes anything
 
     csp = content_security_policy(assets)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
 
-from ..auth import admin_required, check_admin_password, is_admin
+from ..auth import (admin_required, check_admin_password, end_admin_sessions, is_admin, login_throttle,
+                    start_admin_session)
 from ..extensions import limiter
 from ..topics import questions
 from ..web import clean_text, clean_tree, is_htmx
@@ -42,18 +43,37 @@ def index():
 @bp.post("/login")
 @limiter.limit("10 per minute")
 def login():
-    configured = bool(current_app.config["SETTINGS"].web.admin_password_hash)
+    web = current_app.config["SETTINGS"].web
+    configured = bool(web.admin_password_hash)
+    address = request.remote_addr or "unknown"
+    throttle = login_throttle(current_app)
+    form = dict(configured=configured, next=request.form.get("next", ""))
+    wait = throttle.locked_for(address)
+    if wait > 0:  # refused without checking the password, so guessing on gains nothing
+        current_app.logger.warning("admin login refused: %s is locked out for %.0f s more", address, wait)
+        return render_template("admin/login.html", locked_s=int(wait) + 1, **form), 429, \
+            {"Retry-After": str(int(wait) + 1)}
     if not check_admin_password(request.form.get("password", "")):
-        return render_template("admin/login.html", configured=configured, next=request.form.get("next", ""),
-                               failed=True), 401
-    session["admin"] = True
-    session.permanent = True
+        failures, lock_s = throttle.failed(address, web.login_lockout_after, web.login_lockout_s)
+        current_app.logger.warning("admin login failed from %s (%d in a row%s)", address, failures,
+                                   f"; locked out for {lock_s:.0f} s" if lock_s else "")
+        return render_template("admin/login.html", failed=True, locked_s=int(lock_s), **form), 401
+    throttle.succeeded(address)
+    start_admin_session()
     return redirect(_safe_next(request.form.get("next")))
 
 
 @bp.post("/logout")
 def logout():
-    session.pop("admin", None)
+    end_admin_sessions()
+    return redirect(url_for("chat.index"))
+
+
+@bp.post("/logout-everywhere")
+@admin_required
+def logout_everywhere():
+    """Revoke every admin login, on every browser (a lost laptop, a copied cookie)."""
+    end_admin_sessions(everywhere=True)
     return redirect(url_for("chat.index"))
 
 
