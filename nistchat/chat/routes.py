@@ -37,9 +37,13 @@ def index():
 
 @bp.get("/c/<conv_id>")
 def open_conversation(conv_id: str):
-    """Open a past conversation (from History); further questions continue it."""
+    """Open a past conversation (from History); further questions continue it if it is this
+    browser's own. An admin reading someone else's starts a new conversation when asking."""
     conversation = visible_conversation(conv_id)
-    session["conversation"] = conversation.id
+    if conversation.owner == owner_id():
+        session["conversation"] = conversation.id
+    else:
+        session.pop("conversation", None)
     return chat_page(conversation)
 
 
