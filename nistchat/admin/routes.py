@@ -6,6 +6,7 @@ import re
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..auth import (admin_required, check_admin_password, end_admin_sessions, is_admin, login_throttle,
                     start_admin_session)
@@ -148,6 +149,10 @@ def save():
         version = save_config(config, base_sha, note=clean_text(request.form.get("note", ""))[:200] or "edited")
     except questions.StaleVersion as exc:
         return editor_response(draft, base_sha, errors=[str(exc)], status=409, raw=raw)
+    except (OSError, SQLAlchemyError) as exc:
+        current_app.logger.exception("questions_config save failed")
+        return editor_response(draft, base_sha, status=500, raw=raw,
+                               errors=[f"Nothing was saved: the server could not store it ({type(exc).__name__})."])
     return editor_response(Draft.from_config(config), version.sha256,
                            notice=f"Saved as version {version.version}. The chat page shows it now.")
 
@@ -169,5 +174,9 @@ def restore(number: int):
         saved = save_config(config, base_sha, note=f"restored version {number}")
     except questions.StaleVersion as exc:
         return editor_response(Draft.from_config(config), base_sha, errors=[str(exc)], status=409)
+    except (OSError, SQLAlchemyError) as exc:
+        current_app.logger.exception("questions_config restore failed")
+        return editor_response(Draft.from_config(live_config()), base_sha, status=500,
+                               errors=[f"Nothing was restored: the server could not store it ({type(exc).__name__})."])
     return editor_response(Draft.from_config(config), saved.sha256,
                            notice=f"Restored version {number} as version {saved.version}.")
