@@ -91,6 +91,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 def startup_warnings(settings: Settings) -> list[str]:
     """What an operator should fix, printed when the server starts (`serve`, wsgi.py)."""
     warnings = []
+    if not settings.web.admin_password_hash:
+        warnings.append("admin login is off (no web.admin_password_hash). Turn it on with: "
+                        "nistchat admin set-password")
     if not settings.web.allowed_hosts:
         warnings.append("web.allowed_hosts is empty: any Host header is answered. Set it to the names "
                         "this site is reached by, e.g. allowed_hosts = [\"chat.example.org\", \"localhost\"].")

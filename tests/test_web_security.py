@@ -54,7 +54,7 @@ def test_only_allowed_hosts_are_answered(tmp_path, light_runtime):
 def test_any_host_is_the_default_with_a_warning_at_start(tmp_path, client):
     assert client.get("/", base_url="http://whatever.example").status_code == 200
     assert any("allowed_hosts" in w for w in startup_warnings(make_settings(tmp_path)))
-    assert not startup_warnings(make_settings(tmp_path, allowed_hosts=["localhost"]))
+    assert not startup_warnings(make_settings(tmp_path, allowed_hosts=["localhost"], admin_password_hash="x"))
 
 
 def _limited(client, forwarded_for: str) -> int:
