@@ -81,3 +81,4 @@ bench: models-run models-test
 	@$(PY) scripts/bench_retrieval.py
 	@$(PY) scripts/bench_answer.py
 	@$(PY) scripts/bench_reader_process.py
+	@$(PY) scripts/bench_load.py
