@@ -55,6 +55,8 @@ ingest: venv
 	@$(NISTCHAT) ingest || echo "!! Ingestion failed; the app will say so on its status page."
 
 run: models-run assets ingest
+	@$(PY) -c "from nistchat.config import load_settings; raise SystemExit(not load_settings().web.admin_password_hash)" 2>/dev/null \
+	  || echo "==> Admin login is off. To turn it on (one step): $(NISTCHAT) admin set-password"
 	@echo "==> Serving on http://0.0.0.0:$${NISTCHAT_PORT:-8000}"
 	@$(NISTCHAT) serve --host 0.0.0.0 --port $${NISTCHAT_PORT:-8000}
 
@@ -79,3 +81,4 @@ bench: models-run models-test
 	@$(PY) scripts/bench_retrieval.py
 	@$(PY) scripts/bench_answer.py
 	@$(PY) scripts/bench_reader_process.py
+	@$(PY) scripts/bench_load.py

@@ -16,12 +16,13 @@ from pathlib import Path
 
 from flask import Flask
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, SecurityError
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .auth import is_admin, owner_id
 from .config import Settings, load_settings
 from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
-from .web import find_source, highlight, htmx_assets, is_htmx, render_error, seconds
+from .web import SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
 
@@ -63,6 +64,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"timeout": 15, "check_same_thread": False}},
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.web.session_cookie_secure,
+        TRUSTED_HOSTS=settings.web.allowed_hosts or None,  # another Host header is a 400
         PERMANENT_SESSION_LIFETIME=timedelta(days=90),
         WTF_CSRF_TIME_LIMIT=None,  # a chat tab stays open all day; the token is bound to the session
         RATELIMIT_ENABLED=True,
@@ -70,6 +73,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     app.config.update(test_config)
+    app.url_map.converters["int"] = BoundedInt  # before the blueprints add their <int:...> rules
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(PACKAGE_DIR / "migrations"), render_as_batch=True)
@@ -78,7 +82,22 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.extensions[RUNTIME_KEY] = runtime
     _register(app)
+    if settings.web.proxy_count:  # the client address the rate limits see comes from X-Forwarded-For
+        n = settings.web.proxy_count
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n, x_port=n, x_prefix=n)
     return app
+
+
+def startup_warnings(settings: Settings) -> list[str]:
+    """What an operator should fix, printed when the server starts (`serve`, wsgi.py)."""
+    warnings = []
+    if not settings.web.admin_password_hash:
+        warnings.append("admin login is off (no web.admin_password_hash). Turn it on with: "
+                        "nistchat admin set-password")
+    if not settings.web.allowed_hosts:
+        warnings.append("web.allowed_hosts is empty: any Host header is answered. Set it to the names "
+                        "this site is reached by, e.g. allowed_hosts = [\"chat.example.org\", \"localhost\"].")
+    return warnings
 
 
 def upgrade_database(app: Flask, revision: str = "head") -> None:
@@ -121,6 +140,16 @@ def _register(app: Flask) -> None:
     @app.before_request
     def _ensure_owner():
         owner_id()
+        is_admin()  # the admin session is checked (and touched) before the view writes anything
+
+    csp = content_security_policy(assets)
+
+    @app.after_request
+    def _security_headers(response):
+        response.headers.setdefault("Content-Security-Policy", csp)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
 
     @app.after_request
     def _vary_on_htmx(response):
@@ -134,6 +163,11 @@ def _register(app: Flask) -> None:
     def _csrf_error(exc):
         return render_error(f"The form expired or was sent without its security token ({exc.description}). "
                             "Reload the page and try again.", 400, "Security check failed")
+
+    @app.errorhandler(SecurityError)
+    def _untrusted_host(_exc):  # no URL adapter for that host, so no page template either
+        return "This site does not answer to that host name (web.allowed_hosts).\n", 400, \
+            {"Content-Type": "text/plain; charset=utf-8"}
 
     @app.errorhandler(403)
     def _forbidden(_exc):

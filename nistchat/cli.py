@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .commands import ask, audit, corpus, db, evaluate, ingest, models, retrieve, serve
+from .commands import admin, ask, audit, corpus, db, evaluate, ingest, models, retrieve, serve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -12,7 +12,7 @@ def main() -> None:
 
 
 for command in (models.models, corpus.corpus, ingest.ingest, retrieve.retrieve, retrieve.diagnose, ask.ask, audit.audit,
-                evaluate.eval_group, serve.serve, db.db):
+                evaluate.eval_group, serve.serve, db.db, admin.admin):
     main.add_command(command)
 
 

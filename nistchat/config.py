@@ -173,6 +173,18 @@ class WebSettings:
     ask_rate_limit: str = setting("12 per minute", "per client address, on POST /ask and /api/ask (Flask-Limiter)")
     htmx: str = setting("local", "local: nistchat/static/vendor (offline); cdn: pinned URLs with Subresource Integrity",
                         choices=("local", "cdn"))
+    allowed_hosts: list = setting([], "Host names this site answers to, e.g. [\"chat.example.org\"]; empty: any "
+                                      "(a warning at start)")
+    proxy_count: int = setting(0, "reverse proxies in front whose X-Forwarded-* headers are trusted (0: none)",
+                               minimum=0)
+    session_cookie_secure: bool = setting(False, "send the session cookie over HTTPS only (set it behind TLS)",
+                                          env="NISTCHAT_SESSION_COOKIE_SECURE")
+    admin_idle_minutes: float = setting(30.0, "an admin login unused this long is logged out", minimum=1)
+    admin_lifetime_hours: float = setting(12.0, "an admin login ends this long after it began, used or not",
+                                          minimum=0.1)
+    login_lockout_after: int = setting(5, "failed admin logins from one address before it is locked out", minimum=1)
+    login_lockout_s: float = setting(30.0, "first lockout; each further failure doubles it (at most an hour)",
+                                     minimum=1)
     history_page_size: int = setting(20, "conversations or hits per History page", minimum=1)
     heartbeat_s: float = setting(10.0, "seconds between keep-alives on a silent answer stream", minimum=0.1)
     p80_min_samples: int = setting(5, "answers per risk class before the progress bar uses the measured P80", minimum=1)

@@ -126,3 +126,14 @@ class ConfigVersion(db.Model):
     content: Mapped[str] = mapped_column(Text)
     saved_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     note: Mapped[str] = mapped_column(String(200), default="")
+
+
+class AdminSession(db.Model):
+    """One administrator login, held on the server: the browser's session cookie carries a random
+    token whose SHA-256 is `id`. Logout (or "log out everywhere") sets `revoked_at`, so a copy of
+    the cookie taken earlier no longer opens /admin; idle and absolute limits apply on top."""
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
+    address: Mapped[str] = mapped_column(String(64), default="")

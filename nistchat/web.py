@@ -3,14 +3,56 @@ stack trace), template filters and FTS5's highlight markers. A leaf: it imports 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from flask import Flask, jsonify, render_template, request
 from markupsafe import Markup, escape
+from werkzeug.routing import IntegerConverter
 
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 HIGHLIGHT_START, HIGHLIGHT_END = "\x02", "\x03"  # sentinels FTS5 highlight() puts around matches
+
+
+MAX_DB_INT = 2**63 - 1  # SQLite's largest integer: a bigger id raises OverflowError, not "not found"
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1 controls but tab and newline
+
+
+class BoundedInt(IntegerConverter):
+    """`<int:...>` in every route: a number beyond SQLite's range does not match (404), so a
+    23-digit id never reaches the database."""
+
+    def __init__(self, url_map, *args, **kwargs):
+        kwargs.setdefault("max", MAX_DB_INT)
+        super().__init__(url_map, *args, **kwargs)
+
+
+def db_int(value: str) -> int:
+    """`request.args.get(name, type=db_int)`: a non-negative integer SQLite can hold, else the
+    default (werkzeug turns the ValueError into it)."""
+    number = int(value)
+    if not 0 <= number <= MAX_DB_INT:
+        raise ValueError(f"{value!r} is out of range")
+    return number
+
+
+def clean_text(value: str | None) -> str:
+    """User text as stored: control characters other than newline and tab removed (NUL, ESC, and
+    FTS5's own highlight sentinels \\x02/\\x03, which history would turn into markup). A CR of CRLF
+    goes too, so a textarea's line ends are plain newlines."""
+    return CONTROL_CHARS.sub("", value or "")
+
+
+def clean_tree(value):
+    """clean_text over every string in parsed JSON (a posted questions config)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k) if isinstance(k, str) else k: clean_tree(v) for k, v in value.items()}
+    return value
 
 
 def is_htmx() -> bool:
@@ -47,6 +89,22 @@ def htmx_assets(app: Flask) -> list[dict]:
     cdn = app.config["SETTINGS"].web.htmx == "cdn"
     return [{"src": pin["cdn"] if cdn else f"/static/vendor/{pin['local']}",
              "integrity": pin["integrity"] if cdn else None} for pin in pins.values()]
+
+
+def content_security_policy(assets: list[dict]) -> str:
+    """Scripts and everything else from this site only, plus the pinned htmx URLs when they come
+    from the CDN (`web.htmx = "cdn"`); no inline script and no eval (htmx's allowEval is off),
+    no framing. Inline styles stay allowed: the progress bar sets its length in a style
+    attribute and htmx adds its indicator style."""
+    scripts = " ".join(["'self'"] + [a["src"] for a in assets if a["src"].startswith("https://")])
+    return ("default-src 'self'; "
+            f"script-src {scripts}; "
+            "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+                    "Referrer-Policy": "same-origin", "Cross-Origin-Opener-Policy": "same-origin"}
 
 
 ERROR_KINDS = {400: "bad_input", 403: "forbidden", 404: "not_found", 405: "bad_method", 413: "too_large",

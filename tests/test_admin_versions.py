@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from nistchat.admin import versions
 from nistchat.extensions import db
@@ -64,8 +65,41 @@ def test_a_save_whose_file_write_fails_stores_no_version(app, monkeypatch):
     with app.app_context():
         with pytest.raises(OSError):
             versions.save_config(config_named("Never"), live_sha(app), note="")
-        assert db.session.query(ConfigVersion).count() == 0  # rolled back, v1 included
+        # the new version's row was committed first and is deleted again; v1 (the file as it
+        # still is) may stay: the newest version listed matches the file on disk
+        assert [v.version for v in versions.list_versions()] == [1]
+        assert versions.get_version(1).content == questions.DEFAULT_PATH.read_text(encoding="utf-8")
     assert not app.config["SETTINGS"].questions_path.exists()
+
+
+def test_the_database_is_committed_before_the_file_is_replaced(app, monkeypatch):
+    with app.app_context():
+        versions.save_config(config_named("Before"), live_sha(app), note="")
+    path = app.config["SETTINGS"].questions_path
+    before = path.read_text(encoding="utf-8")
+    seen = []
+    real_write = questions._atomic_write
+
+    def write_after_checking(target, text):
+        with app.app_context():  # another connection: is the new version committed already?
+            seen.append(db.session.query(ConfigVersion).count())
+        real_write(target, text)
+
+    monkeypatch.setattr(questions, "_atomic_write", write_after_checking)
+    with app.app_context():
+        versions.save_config(config_named("After"), live_sha(app), note="")
+    assert seen == [3]
+
+    def commit_fails():
+        raise OperationalError("COMMIT", {}, Exception("database is locked"))
+
+    with app.app_context():
+        monkeypatch.setattr(db.session, "commit", commit_fails)
+        with pytest.raises(OperationalError):
+            versions.save_config(config_named("Lost"), live_sha(app), note="")
+        monkeypatch.undo()
+        assert [v.version for v in versions.list_versions()] == [3, 2, 1]
+    assert json.loads(path.read_text(encoding="utf-8")) == config_named("After") != json.loads(before)
 
 
 def test_restoring_an_old_version_saves_it_again_as_a_new_one(app):

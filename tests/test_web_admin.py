@@ -237,3 +237,107 @@ def test_restoring_a_version_that_is_not_a_valid_config_is_refused(client):
     assert response.status_code == 422
     assert "Version 1 cannot be restored" in response.get_data(as_text=True)
     assert path.read_text(encoding="utf-8") == saved and count(client, ConfigVersion) == 2
+
+
+def _admin_row(app):
+    from nistchat.extensions import db
+    from nistchat.models import AdminSession
+    with app.app_context():
+        return db.session.query(AdminSession).order_by(AdminSession.created_at.desc()).first().id
+
+
+def _age_admin_session(app, **delta):
+    from datetime import timedelta
+
+    from nistchat.extensions import db
+    from nistchat.models import AdminSession
+    with app.app_context():
+        for row in db.session.query(AdminSession):
+            for column, minutes in delta.items():
+                setattr(row, column, getattr(row, column) - timedelta(minutes=minutes))
+        db.session.commit()
+
+
+def test_logout_revokes_a_copied_session_cookie(app):
+    browser, thief = app.test_client(), app.test_client()
+    login(browser)
+    copied = browser.get_cookie("session").value
+    thief.set_cookie("session", copied)
+    assert thief.get("/admin/questions").status_code == 200
+    post(browser, "/admin/logout", token_from="/admin")
+    thief.set_cookie("session", copied)
+    assert thief.get("/admin/questions").status_code == 302
+    assert browser.get("/admin/questions").status_code == 302
+
+
+def test_log_out_everywhere_ends_every_admin_login(app):
+    laptop, desktop = app.test_client(), app.test_client()
+    login(laptop)
+    login(desktop)
+    response = post(desktop, "/admin/logout-everywhere", token_from="/admin")
+    assert response.status_code == 302
+    assert laptop.get("/admin/questions").status_code == 302
+    assert desktop.get("/admin/questions").status_code == 302
+    token = csrf_token(laptop)
+    assert laptop.post("/admin/logout-everywhere", data={"csrf_token": token}).status_code == 403  # not an admin now
+    login(laptop)  # a fresh login works again
+    assert laptop.get("/admin/questions").status_code == 200
+
+
+def test_an_idle_admin_login_expires(app):
+    client = app.test_client()
+    login(client)
+    _age_admin_session(app, last_seen_at=29)
+    assert client.get("/admin/questions").status_code == 200  # used within 30 minutes: still on (and touched)
+    _age_admin_session(app, last_seen_at=31)
+    assert client.get("/admin/questions").status_code == 302
+
+
+def test_an_admin_login_ends_after_its_lifetime_even_when_used(app):
+    client = app.test_client()
+    login(client)
+    _age_admin_session(app, created_at=11 * 60)
+    assert client.get("/admin/questions").status_code == 200
+    _age_admin_session(app, created_at=2 * 60)
+    assert client.get("/admin/questions").status_code == 302
+
+
+def test_a_cookie_that_only_says_admin_is_not_an_admin(client):
+    with client.session_transaction() as session:
+        session["admin"] = True  # what a login stored before sessions were held on the server
+    assert client.get("/admin/questions").status_code == 302
+    with client.session_transaction() as session:
+        session["admin"] = "made-up-token"
+    assert client.get("/admin/questions").status_code == 302
+
+
+def test_session_cookie_secure_is_a_setting(tmp_path, light_runtime):
+    from .web_support import build_app
+    assert "Secure" not in build_app(tmp_path / "a", light_runtime).test_client().get("/").headers["Set-Cookie"]
+    secure = build_app(tmp_path / "b", light_runtime, settings={"session_cookie_secure": True}).test_client()
+    assert "Secure" in secure.get("/", base_url="https://localhost").headers["Set-Cookie"]
+
+
+def test_failed_logins_are_logged_and_locked_out_with_backoff(app, caplog):
+    from nistchat.auth import login_throttle
+    client = app.test_client()
+    now = [1000.0]
+    login_throttle(app).clock = lambda: now[0]
+
+    def attempt(password):
+        return post(client, "/admin/login", {"password": password}, token_from="/admin")
+
+    for _ in range(4):
+        assert attempt("wrong").status_code == 401
+    fifth = attempt("wrong")
+    assert fifth.status_code == 401 and "Try again in 30 seconds" in fifth.get_data(as_text=True)
+    assert "admin login failed from 127.0.0.1 (5 in a row; locked out for 30 s)" in caplog.text
+    locked = attempt(ADMIN_PASSWORD)  # even the right password waits out the lockout
+    assert locked.status_code == 429 and "Try again in 31 seconds" in locked.get_data(as_text=True)
+    assert int(locked.headers["Retry-After"]) >= 31  # Flask-Limiter may put its own, later, window here
+    now[0] += 31
+    assert "Try again in 60 seconds" in attempt("wrong").get_data(as_text=True)  # doubled
+    now[0] += 61
+    assert attempt(ADMIN_PASSWORD).status_code == 302
+    assert client.get("/admin/questions").status_code == 200
+    assert login_throttle(app).locked_for("127.0.0.1") == 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import re
 
-from nistchat.models import Message
+from nistchat.models import Conversation, Message
 from nistchat.web import STATIC_DIR
 
-from .web_support import (DIRECT_LABEL, HX, count, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
+from .web_support import (DIRECT_LABEL, HX, count, ndjson, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
                           sse_events)
 
 SEVEN = ["AI 100-1", "AI 600-1", "AI 100-2e2023", "SP 800-218A", "AI 800-4", "AI 100-5", "Critical infrastructure"]
@@ -107,6 +107,24 @@ def test_another_browsers_conversation_is_not_visible(app):
     assert bob.get(f"/ask/stream/{mid}").status_code == 404
     login(bob)
     assert bob.get(f"/c/{conv}").status_code == 200  # admins see everyone's
+
+
+def test_an_admin_asking_from_a_users_conversation_starts_one_of_their_own(app):
+    user, admin = app.test_client(), app.test_client()
+    mid, _ = ask_and_stream(user, DIRECT_LABEL, topic=True)
+    theirs = stored(app, Message, mid).conversation_id
+    login(admin)
+    page = admin.get(f"/c/{theirs}").get_data(as_text=True)
+    assert 'id="not-yours"' in page
+    asked, _ = ask_and_stream(admin, DIRECT_LABEL, topic=True)
+    mine = stored(app, Message, asked).conversation_id
+    assert mine != theirs and stored(app, Conversation, mine).owner != stored(app, Conversation, theirs).owner
+    via_api = admin.post("/api/ask", json={"question": DIRECT_LABEL, "topic": True, "conversation_id": theirs})
+    accepted = ndjson(via_api.get_data(as_text=True))[0]
+    assert accepted["conversation_id"] != theirs
+    with app.app_context():
+        assert Message.query.filter_by(conversation_id=theirs).count() == 1  # the user's is unchanged
+    assert 'id="not-yours"' not in user.get(f"/c/{theirs}").get_data(as_text=True)
 
 
 def test_reconnecting_stream_replays_the_answer(client):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 
@@ -16,7 +17,7 @@ from nistchat.engine.runtime import Runtime
 from nistchat.models import Message
 
 from .conftest import MODELS_DIR, make_settings
-from .web_support import build_app, stored, wait_for
+from .web_support import ADMIN_PASSWORD, build_app, login, stored, wait_for
 
 QUESTION = "What are the four functions of the AI RMF Core?"
 pytestmark = pytest.mark.skipif(not (MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]).exists(),
@@ -39,6 +40,14 @@ def live(runtime, tmp_path):
     worker = own.models.worker()
     if worker:
         worker.stop()
+
+
+def admin_status(client) -> dict:
+    """/status as an admin sees it (anonymous callers get only ready/degraded)."""
+    page = client.get("/admin").text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    client.post("/admin/login", data={"password": ADMIN_PASSWORD, "csrf_token": token})
+    return client.get("/status", params={"format": "json"}).json()
 
 
 def ask(client, question: str, on_token=None, events: list | None = None) -> list[dict]:
@@ -84,7 +93,7 @@ def test_killing_the_reader_mid_answer_costs_one_answer_not_the_site(live):
     final = next(e for e in again if e["type"] == "final")
     assert final["answer"].strip()
     assert worker.starts == 2 and worker.pid != killed[0]
-    status = client.get("/status", params={"format": "json"}).json()
+    status = admin_status(client)
     reader = next(r for r in status["roles"] if r["role"] == "reader")
     assert reader["worker"]["last_exit"] == "killed by SIGKILL" and reader["worker"]["pid"] == worker.pid
 
@@ -123,6 +132,7 @@ def test_a_broken_model_shows_on_status_and_the_page_and_the_site_stays_up(tmp_p
     app = build_app(tmp_path, runtime)
     assert runtime.models.self_test()["state"] == "failed"
     client = app.test_client()
+    login(client)
     status = client.get("/status?format=json").get_json()
     assert status["self_test"]["state"] == "failed"
     assert "nistchat models install" in status["self_test"]["roles"]["reader"]["fix"]

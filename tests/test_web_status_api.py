@@ -6,12 +6,23 @@ from nistchat.models import Message
 from .web_support import DIRECT_LABEL, PROMPT_LABEL, ask_and_stream, build_app, login, ndjson, stored
 
 
-def test_status_page_shows_backends_index_db_p80_and_errors(client):
+def test_status_shows_anonymous_users_only_ready_or_degraded(client, tmp_path):
+    html = client.get("/status").get_data(as_text=True)
+    assert "Degraded" in html and 'data-state="degraded"' in html  # no index in this test app
+    for secret in (str(tmp_path), "instance", "nistchat ingest", "The index is not available", "embedded"):
+        assert secret not in html, secret
+    assert client.get("/status?format=json").get_json() == {"status": "degraded"}
+    assert client.get("/status", headers={"Accept": "application/json"}).get_json() == {"status": "degraded"}
+
+
+def test_status_page_shows_admins_backends_index_db_p80_and_errors(client, tmp_path):
+    login(client)
     html = client.get("/status").get_data(as_text=True)
     for text in ("reader", "embedded", "NISTCHAT_BACKEND=embedded", "The index is not available", "nistchat ingest",
                  "LOW", "HIGH", "default (not enough answers yet)", "Errors in the last 24 hours"):
         assert text in html, text
     data = client.get("/status?format=json").get_json()
+    assert data["status"] == "degraded" and str(tmp_path) in data["database"]["path"]
     assert {r["role"] for r in data["roles"]} == {"embedder", "reranker", "reader", "verifier"}
     assert data["index"]["ready"] is False and data["database"]["bytes"] > 0
     assert data["p80"]["LOW"]["samples"] == 0
@@ -19,6 +30,7 @@ def test_status_page_shows_backends_index_db_p80_and_errors(client):
 
 def test_status_counts_recent_errors(client):
     ask_and_stream(client, "What is the AI RMF?")  # no index here: a clear error, stored
+    login(client)
     assert client.get("/status?format=json").get_json()["errors_24h"] == 1
 
 
@@ -120,7 +132,7 @@ def test_db_upgrade_command(tmp_path, monkeypatch):
     assert (tmp_path / "inst" / "nistchat.sqlite3").exists()
     import sqlite3
     con = sqlite3.connect(tmp_path / "inst" / "nistchat.sqlite3")
-    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0005"
+    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0006"
     assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
 
 
@@ -173,3 +185,14 @@ def test_wsgi_entry_point_serves_a_fresh_instance(tmp_path, monkeypatch):
     monkeypatch.setenv("NISTCHAT_INSTANCE_DIR", str(tmp_path / "inst"))
     app = runpy.run_path(str(PROJECT_ROOT / "wsgi.py"))["app"]
     assert app.test_client().get("/history").status_code == 200  # tables exist: no setup step needed
+
+
+def test_health_is_ready_only_when_index_models_and_self_test_are_fine():
+    from nistchat.status.routes import health
+
+    good = {"index": {"ready": True}, "roles_error": "", "self_test": {"state": "passed"},
+            "roles": [{"role": "reader", "error": ""}, {"role": "reranker", "error": "absent"}]}
+    assert health(good) == "ready"  # an absent reranker is a fallback, not a fault
+    assert health({**good, "index": {"ready": False}}) == "degraded"
+    assert health({**good, "self_test": {"state": "failed"}}) == "degraded"
+    assert health({**good, "roles": [{"role": "reader", "error": "no file"}]}) == "degraded"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..web import clean_text
 from ..topics.questions import MODES, Topic, entry_to_topic, topic_to_entry
 
 _FIELD = re.compile(r"^c(\d+)\.(name|emoji|intro)$|^c(\d+)\.q(\d+)\.(label|mode|text)$")
@@ -34,6 +35,7 @@ class Draft:
     def from_form(cls, form) -> "Draft":
         cats: dict[int, dict] = {}
         for key, value in form.items():
+            value = clean_text(value)
             m = _FIELD.match(key)
             if not m:
                 continue
@@ -42,7 +44,7 @@ class Draft:
             else:
                 cat = cats.setdefault(int(m.group(3)), {"q": {}})
                 cat["q"].setdefault(int(m.group(4)), {})[m.group(5)] = value
-        draft = cls(intro=form.get("intro", ""))
+        draft = cls(intro=clean_text(form.get("intro", "")))
         for i in sorted(cats):
             c = cats[i]
             questions = []

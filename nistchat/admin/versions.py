@@ -14,7 +14,12 @@ def _next_number() -> int:
 
 
 def save_config(config: dict, base_sha: str, note: str) -> ConfigVersion:
-    """Raises questions.StaleVersion when the file moved on since `base_sha`."""
+    """Raises questions.StaleVersion when the file moved on since `base_sha`.
+
+    The version rows are committed first, inside the save lock, and only then is the file
+    replaced (atomically): a failed commit leaves the file as it was. Should the file then fail
+    to be written, the rows just committed are deleted again, so the list never shows a
+    version the file does not hold."""
     path = current_app.config["SETTINGS"].questions_path
     created: list[ConfigVersion] = []
 
@@ -26,15 +31,17 @@ def save_config(config: dict, base_sha: str, note: str) -> ConfigVersion:
         row = ConfigVersion(version=_next_number(), sha256=questions.sha256(new_text), content=new_text,
                             note=note[:200])
         db.session.add(row)
-        db.session.flush()
+        db.session.commit()
         created.append(row)
 
     try:
         questions.save(path, config, base_sha, record)
     except BaseException:
         db.session.rollback()
+        if created:  # committed, but the file was not replaced
+            db.session.delete(created[0])
+            db.session.commit()
         raise
-    db.session.commit()
     return created[0]
 
 

@@ -17,7 +17,7 @@ from ..extensions import app_runtime
 from ..history.service import history_page
 from ..logs.export import BadRange, date_range, jsonl, log_scope, records
 from ..topics.questions import find_topic, load
-from ..web import api_error, plain
+from ..web import api_error, clean_text, plain
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -27,17 +27,20 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 def ask():
     if not request.is_json:
         return api_error(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # json.loads gives up on deeply nested arrays/objects
+        return api_error(400, "bad_input", "The JSON body is nested too deeply.")
     if not isinstance(body, dict) or not isinstance(body.get("question", ""), str) \
             or not isinstance(body.get("conversation_id") or "", str):
         return api_error(400, "bad_input", "The body must be a JSON object with a \"question\" string "
                                          "(and optionally a \"conversation_id\" string).")
-    text = body.get("question", "")
+    text = clean_text(body.get("question", ""))
     docs = body.get("docs") or []
     reason = check_question(text) or check_docs(docs)
     if reason:
         return api_error(400, "bad_input", reason)
-    conversation = visible_conversation(body.get("conversation_id")) if body.get("conversation_id") else None
+    conversation = visible_conversation(body["conversation_id"][:32]) if body.get("conversation_id") else None
     topic = None
     if body.get("topic"):
         config, _ = load(current_app.config["SETTINGS"].questions_path)

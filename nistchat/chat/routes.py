@@ -10,7 +10,7 @@ from ..engine.queue import QueueFull
 from ..extensions import app_runtime, db
 from ..models import Message
 from ..topics.questions import find_topic, load
-from ..web import is_htmx
+from ..web import clean_text, is_htmx
 from .progress import estimate_s, risk_class
 from .runs import registry, resume_or_abandon
 from .service import ask_rate_limit, busy_status, check_docs, check_question, document_choices, submit
@@ -38,9 +38,13 @@ def index():
 
 @bp.get("/c/<conv_id>")
 def open_conversation(conv_id: str):
-    """Open a past conversation (from History); further questions continue it."""
+    """Open a past conversation (from History); further questions continue it if it is this
+    browser's own. An admin reading someone else's starts a new conversation when asking."""
     conversation = visible_conversation(conv_id)
-    session["conversation"] = conversation.id
+    if conversation.owner == owner_id():
+        session["conversation"] = conversation.id
+    else:
+        session.pop("conversation", None)
     return chat_page(conversation)
 
 
@@ -55,7 +59,7 @@ def new_chat():
 @bp.post("/ask")
 @ask_rate_limit
 def ask():
-    text = request.form.get("question", "")
+    text = clean_text(request.form.get("question", ""))
     docs = request.form.getlist("docs")
     problem = check_question(text) or check_docs(docs)
     if problem:

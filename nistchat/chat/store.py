@@ -23,11 +23,12 @@ def visible_conversation(conv_id: str | None) -> Conversation | None:
 
 
 def current_conversation() -> Conversation | None:
+    """The conversation this browser's next question continues: always one of its own."""
     conv_id = session.get("conversation")
     if not conv_id:
         return None
     conv = db.session.get(Conversation, conv_id)
-    if conv is None or (conv.owner != owner_id() and not is_admin()):
+    if conv is None or conv.owner != owner_id():
         session.pop("conversation", None)
         return None
     return conv
@@ -36,8 +37,11 @@ def current_conversation() -> Conversation | None:
 def start_message(question: str, topic: Topic | None, conversation: Conversation | None = None,
                   docs: list[str] | None = None) -> Message:
     """Record the question at once (status pending) in the given or this browser's current
-    conversation (a new one when there is none)."""
+    conversation (a new one when there is none). Someone else's conversation is never continued:
+    an admin reading a user's conversation asks in a new one of their own."""
     conv = conversation or current_conversation()
+    if conv is not None and conv.owner != owner_id():
+        conv = None
     if conv is None:
         conv = Conversation(owner=owner_id(), title=(topic.label if topic else question)[:200])
         db.session.add(conv)

@@ -56,12 +56,14 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     """Serve the web app with waitress (database upgraded first)."""
     from waitress import serve as waitress_serve
 
-    from ..app import upgrade_database
+    from ..app import startup_warnings, upgrade_database
     app = make_app()
     settings = app.config["SETTINGS"]
     port = port or settings.web.port  # NISTCHAT_PORT is read into settings
     upgrade_database(app)
     click.echo(f"database: {settings.db_path} (up to date)")
+    for warning in startup_warnings(settings):
+        click.echo(f"warning: {warning}")
     from ..extensions import app_runtime
     try:
         runtime = app_runtime(app)

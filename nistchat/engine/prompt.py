@@ -1,9 +1,17 @@
-"""What the reader is sent: a short system prompt, numbered passages, a small conversation window.
+"""What the reader is sent: a short system prompt, numbered passages, a small conversation window,
+and the question in a message of its own.
+
+The passages sit inside <passages>…</passages> and the conversation inside
+<conversation>…</conversation>; the question is the last message. Text that did not come from us
+(the question, past turns) is neutralised first: a `[n]` in it cannot pose as a passage number,
+a `Context:` or `Question:` label cannot open a section, and no text can close a block early.
 
 The prompt is kept short on purpose: on a CPU the prompt is most of the time to first token
 (docs/decisions.md has the measurement).
 """
 from __future__ import annotations
+
+import re
 
 from .text import estimate_tokens
 from .types import Passage
@@ -15,11 +23,33 @@ SYSTEM_PROMPT = (
 )
 
 RETRY_INSTRUCTION = (
-    "Find the exact sentences in the context that answer this question. Answer using only them, "
+    "Find the exact sentences in the context that answer the question. Answer using only them, "
     "citing each as [n]. If no sentence answers it, say you don't know."
 )
 
 HISTORY_CHARS = 1000
+QUESTION_FOLLOWS = "The question is in the next message."
+
+_CITATION = re.compile(r"\[\s*(\d{1,6})\s*\]")
+_LABEL = re.compile(r"(?i)\b(context|question|passages?|document|claim|answer|earlier in this conversation)\s*:")
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(passages|conversation)\s*>", re.I)
+
+
+def unblock(text: str) -> str:
+    """No text can open or close one of the prompt's blocks: `</passages>` becomes `‹/passages›`."""
+    return _BLOCK_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", text)
+
+
+def unlabel(text: str) -> str:
+    """No text can start a section of the prompt: `Question:` becomes `Question -`."""
+    return unblock(_LABEL.sub(lambda m: f"{m.group(1)} -", text))
+
+
+def neutralise(text: str) -> str:
+    """User text as data: `[3]` becomes `(3)`, `Context:` becomes `Context -`, block tags are
+    broken. Used on the question and on the conversation window fed back to the reader (whose
+    old citation numbers mean other passages now)."""
+    return unlabel(_CITATION.sub(r"(\1)", text))
 
 
 def passage_header(n: int, p: Passage) -> str:
@@ -34,7 +64,7 @@ def passage_header(n: int, p: Passage) -> str:
 
 def format_context(passages: list[Passage]) -> str:
     """Passages numbered 1..n in the order shown to the user, so [n] means the same to both."""
-    return "\n\n".join(f"{passage_header(i, p)}\n{p.text.strip()}" for i, p in enumerate(passages, 1))
+    return "\n\n".join(f"{passage_header(i, p)}\n{unlabel(p.text.strip())}" for i, p in enumerate(passages, 1))
 
 
 def fit_passages(passages: list[Passage], budget_tokens: int) -> list[Passage]:
@@ -76,13 +106,16 @@ def history_window(history: list[dict] | None, limit: int = HISTORY_CHARS) -> st
 
 def build_messages(question: str, passages: list[Passage], history: list[dict] | None = None,
                    *, retry: bool = False, history_chars: int = HISTORY_CHARS) -> list[dict]:
-    """Chat messages for one attempt; `retry` swaps in the citation-forced instruction."""
-    parts = [f"Context:\n{format_context(passages)}"]
+    """Chat messages for one attempt: the system prompt; the passages (and the conversation so
+    far) in delimited blocks; then the question alone in the last message. `retry` adds the
+    citation-forced instruction to the context message."""
+    parts = [f"Context:\n<passages>\n{format_context(passages)}\n</passages>"]
     memory = history_window(history, history_chars)
     if memory:
-        parts.append(f"Earlier in this conversation:\n{memory}")
-    parts.append(f"Question: {question.strip()}")
+        parts.append(f"Earlier in this conversation:\n<conversation>\n{neutralise(memory)}\n</conversation>")
     if retry:
         parts.append(RETRY_INSTRUCTION)
+    parts.append(QUESTION_FOLLOWS)
     return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": "\n\n".join(parts)}]
+            {"role": "user", "content": "\n\n".join(parts)},
+            {"role": "user", "content": f"Question: {neutralise(question.strip())}"}]

@@ -15,7 +15,7 @@ from ..config import ConfigError
 from ..engine.eval_report import STAGES, compare, judges_of
 from ..extensions import app_runtime, db
 from ..models import EvalRun
-from ..web import is_htmx
+from ..web import db_int, is_htmx
 from .store import KINDS, headline_line, job, run_dict
 
 bp = Blueprint("evals", __name__, url_prefix="/evals")
@@ -56,9 +56,9 @@ def start():
     problem = None
     if kind not in KINDS or spec not in ("dev", "test", "both"):
         problem = "Choose a kind (retrieval or answers) and a set (dev, test or both)."
-    limit = request.form.get("limit", type=int) or None
-    judge_n = request.form.get("judge", type=int) or 0
-    k = request.form.get("k", type=int) or None
+    limit = request.form.get("limit", type=db_int) or None
+    judge_n = request.form.get("judge", type=db_int) or 0
+    k = request.form.get("k", type=db_int) or None
     runtime = app_runtime(current_app._get_current_object())
     if not problem:
         try:
@@ -156,7 +156,7 @@ def export(run_id: int, fmt: str):
 @bp.get("/compare")
 @admin_required
 def compare_runs():
-    a, b = request.args.get("a", type=int), request.args.get("b", type=int)
+    a, b = request.args.get("a", type=db_int), request.args.get("b", type=db_int)
     if not a or not b:
         return redirect(url_for("evals.index"))
     ra, rb = _run(a), _run(b)

@@ -17,6 +17,7 @@ FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", 
           "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts",
           "docs", "kind", "audit"]
 MAX_DAYS = 366
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9999, 12, 30)  # the day after LAST_DAY still exists
 
 
 class BadRange(ValueError):
@@ -27,9 +28,12 @@ def parse_day(value: str | None, name: str) -> date | None:
     if not value:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise BadRange(f"{name} must be a date like 2025-01-31, got {value!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise BadRange(f"{name} must be between {FIRST_DAY} and {LAST_DAY}, got {value!r}")
+    return day
 
 
 def date_range(start: str | None, end: str | None, today: date | None = None) -> tuple[date, date]:
@@ -42,6 +46,10 @@ def date_range(start: str | None, end: str | None, today: date | None = None) ->
         raise BadRange(f"from ({first}) is after to ({last})")
     if (last - first).days > MAX_DAYS:
         raise BadRange(f"the range is limited to {MAX_DAYS} days")
+    try:  # checked here, before a response starts streaming: an error then is a bare 500
+        utc_bounds(first, last)
+    except (OverflowError, ValueError, OSError):
+        raise BadRange(f"{first} to {last} cannot be converted to UTC on this server") from None
     return first, last
 
 

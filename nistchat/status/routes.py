@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from flask import Blueprint, current_app, jsonify, render_template, request
 
+from ..auth import is_admin
 from ..chat.progress import estimate_s
 from ..chat.runs import registry
 from ..extensions import app_runtime
@@ -61,9 +62,25 @@ def collect() -> dict:
     }
 
 
+def health(data: dict) -> str:
+    """ready: the index is loaded, the models could be planned, the embedder and reader have no
+    error and the self-test did not fail; otherwise degraded."""
+    broken_role = any(r.get("error") for r in data["roles"] if r.get("role") in ("embedder", "reader"))
+    failed = (data.get("self_test") or {}).get("state") == "failed"
+    ready = data["index"]["ready"] and not data["roles_error"] and not broken_role and not failed
+    return "ready" if ready else "degraded"
+
+
 @bp.get("/status")
 def index():
+    """Everyone sees ready or degraded; the paths, models and error texts are for admins."""
     data = collect()
-    if request.accept_mimetypes.best == "application/json" or request.args.get("format") == "json":
-        return jsonify(data)
-    return render_template("status/index.html", **data)
+    state = health(data)
+    wants_json = request.accept_mimetypes.best == "application/json" or request.args.get("format") == "json"
+    if not is_admin():
+        if wants_json:
+            return jsonify({"status": state})
+        return render_template("status/public.html", state=state)
+    if wants_json:
+        return jsonify({"status": state, **data})
+    return render_template("status/index.html", state=state, **data)

@@ -2,6 +2,7 @@
 Backends raise the typed errors of `engine/errors.py`."""
 from __future__ import annotations
 
+import re
 from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
@@ -43,9 +44,18 @@ class Verifier(Protocol):
         """MiniCheck-style: is the claim supported by the document?"""
 
 
+_MINICHECK_LABEL = re.compile(r"(?i)\b(document|claim)\s*:")
+
+
 def minicheck_prompt(document: str, claim: str) -> str:
-    """bespoke-minicheck's documented input format; the embedded judge reuses it."""
-    return f"Document: {document}\nClaim: {claim}"
+    """bespoke-minicheck's documented input format; the embedded judge reuses it. Delimited: a
+    `Document:` or `Claim:` inside either text becomes `Document -` / `Claim -`, and the claim is
+    one line, so neither text can start a section of its own (a passage that says "Claim: …
+    is true" cannot replace the claim under test)."""
+    def unlabel(text: str) -> str:
+        return _MINICHECK_LABEL.sub(lambda m: f"{m.group(1)} -", text)
+    claim = " ".join(unlabel(claim).split())
+    return f"Document: {unlabel(document).strip()}\nClaim: {claim}"
 
 
 def parse_yes_no(text: str) -> bool:
