@@ -10,6 +10,7 @@ import csv
 import json
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -92,9 +93,18 @@ def turn_count(page) -> int:
     return page.locator("#turns article.turn").count()
 
 
+def wait_until(page, expression: str, timeout_ms: int = 30_000):
+    """Poll a page expression from here. Playwright's wait_for_function evaluates its predicate with
+    eval, which the site's Content-Security-Policy (no 'unsafe-eval') rightly blocks."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(100)
+
+
 def wait_answered(page, before: int):
     """Wait for the new turn to appear, then for the stored message to replace the streaming one."""
-    page.wait_for_function(f"document.querySelectorAll('#turns article.turn').length > {before}")
+    page.locator("#turns article.turn").nth(before).wait_for()
     page.wait_for_selector("#turns article.turn.running", state="detached", timeout=ANSWER_TIMEOUT_MS)
     turn = last_turn(page)
     assert "error" not in (turn.get_attribute("class") or ""), turn.inner_text()
@@ -110,7 +120,7 @@ def test_ask_shows_sources_streamed_tokens_and_support_marks(page):
     page.wait_for_selector("#turns article.turn.running .question")  # the question shows at once
     assert QUESTION in last_turn(page).locator(".question").inner_text()
     page.wait_for_selector("#turns article.turn.running .sources li.source", timeout=60_000)
-    page.wait_for_function("window.__t && window.__t.first_token", timeout=ANSWER_TIMEOUT_MS)
+    wait_until(page, "!!(window.__t && window.__t.first_token)", ANSWER_TIMEOUT_MS)
     turn = wait_answered(page, before)
     t = page.evaluate("window.__t")
     assert t["tokens"] > 3, "the answer arrived in one piece, not streamed"

@@ -62,6 +62,13 @@ def _handler(worker: Worker):
         def log_message(self, *args):  # the supervisor keeps stderr for errors only
             pass
 
+        def end_headers(self):
+            # One request per connection: the server handles one connection at a time, so a client
+            # keeping its connection alive between calls would shut every other client out.
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            super().end_headers()
+
         def _json(self, status: int, obj: dict) -> None:
             body = json.dumps(obj).encode()
             self.send_response(status)
