@@ -316,8 +316,8 @@ def _coerce(kind, value, key: str, meta: dict, base: Path):
     raise ConfigError(f"setting {key!r} has an unsupported type {kind!r}")  # pragma: no cover - a schema bug
 
 
-def _build(kind, data: dict, prefix: str, base: Path, start=None):
-    """An instance of the section `kind` from `start` (or the defaults) updated by `data`."""
+def _build(kind, data: dict, prefix: str, base: Path, start):
+    """A copy of the section `start` (of type `kind`) updated by `data`, each value checked."""
     if not isinstance(data, dict):
         raise ConfigError(f"[{prefix.rstrip('.')}] must be a table, got {data!r}")
     known = {f.name: f for f in dataclasses.fields(kind)}
@@ -331,12 +331,10 @@ def _build(kind, data: dict, prefix: str, base: Path, start=None):
     hints = _hints(kind)
     values = {}
     for name, f in known.items():
-        current = getattr(start, name) if start is not None else None
+        current = getattr(start, name)
         if name not in data:
-            if current is not None or start is not None:
-                values[name] = current
-            continue
-        if _is_section(hints[name]):
+            values[name] = current
+        elif _is_section(hints[name]):
             values[name] = _build(hints[name], data[name], f"{prefix}{name}.", base, current)
         else:
             values[name] = _coerce(hints[name], data[name], prefix + name, f.metadata, base)
