@@ -47,6 +47,10 @@ class Verifier(Protocol):
 _MINICHECK_LABEL = re.compile(r"(?i)\b(document|claim)\s*:")
 
 
+# The one-token generation every start-up self-test makes (worker, supervisor, model registry).
+SELF_TEST_MESSAGES = [{"role": "user", "content": "Reply with the single word: ready"}]
+
+
 def minicheck_prompt(document: str, claim: str) -> str:
     """bespoke-minicheck's documented input format; the embedded judge reuses it. Delimited: a
     `Document:` or `Claim:` inside either text becomes `Document -` / `Claim -`, and the claim is

@@ -14,6 +14,7 @@ from pathlib import Path
 from ...config import Settings
 from . import ollama as ollama_backend
 from ..errors import BackendError, ModelMissing, Unreachable
+from .base import SELF_TEST_MESSAGES
 
 ROLES = ("embedder", "reranker", "reader", "verifier")
 RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after this (a short outage heals)
@@ -197,8 +198,7 @@ class ModelRegistry:
                 elif hasattr(model, "self_test"):
                     extra = model.self_test()
                 else:
-                    "".join(model.stream([{"role": "user", "content": "Reply with the single word: ready"}],
-                                         max_tokens=1, temperature=0.0))
+                    "".join(model.stream(SELF_TEST_MESSAGES, max_tokens=1, temperature=0.0))
                     extra = {}
                 result["roles"][role] = {"ok": True, "ms": round((time.perf_counter() - t) * 1000, 1), **extra}
             except BackendError as exc:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
+from .base import SELF_TEST_MESSAGES
 from .ollama import OllamaReader
 
 START_TIMEOUT_S = 300.0  # a cold page cache on a slow disk; a warm 1.5B start takes ~2 s
@@ -217,7 +218,6 @@ class WorkerReader:
         """Start the worker (which generates one token before it says it is ready), then one
         token through the same HTTP path every answer takes."""
         t = time.perf_counter()
-        "".join(self.stream([{"role": "user", "content": "Reply with the single word: ready"}],
-                            max_tokens=1, temperature=0.0))
+        "".join(self.stream(SELF_TEST_MESSAGES, max_tokens=1, temperature=0.0))
         return {"ms": round((time.perf_counter() - t) * 1000, 1), "pid": self.worker.pid,
                 "system_info": self.worker.info.get("system_info", "")}

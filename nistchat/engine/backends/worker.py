@@ -29,7 +29,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-SELF_TEST = [{"role": "user", "content": "Reply with the single word: ready"}]
+from .base import SELF_TEST_MESSAGES
+
 
 
 def _now() -> str:
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             raise FileNotFoundError(f"reader model file not found: {args.gguf}")
         worker = Worker(args.gguf, args.n_ctx, args.threads)
         t = time.perf_counter()
-        "".join(worker.chat(SELF_TEST, {"num_predict": 1, "temperature": 0.0}))
+        "".join(worker.chat(SELF_TEST_MESSAGES, {"num_predict": 1, "temperature": 0.0}))
         self_test_ms = round((time.perf_counter() - t) * 1000, 1)
     except Exception as exc:  # llama.cpp reports a bad file as ValueError; report it, then stop
         report({"ready": False, "error": f"{type(exc).__name__}: {exc}"})
