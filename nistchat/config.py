@@ -147,7 +147,8 @@ class VerifySettings:
 @dataclass
 class RefusalSettings:
     feature: str = setting("dense_max", "the retrieval score the gate compares")
-    threshold: float = setting(0.5266, "refuse below this score (scripts/calibrate_refusal.py)")
+    threshold: float = setting(0.0, "refuse below this score alone (0: off; scripts/calibrate_refusal.py "
+                                    "prints the value that wrongly refuses no dev question)")
     unknown_term_threshold: float = setting(0.6199, "refuse a question naming something the corpus never mentions "
                                                     "when the score is below this")
 

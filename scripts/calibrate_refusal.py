@@ -2,13 +2,14 @@
 
 For every golden question, run real retrieval and compute each candidate score (refusal.FEATURES);
 print the distributions for negatives (not in the corpus) and answerable questions, and choose the
-threshold by a stated rule: the largest threshold that wrongly refuses at most MAX_WRONG (5 %) of
-answerable questions — the post-generation checks catch what the gate lets through. The second rule
+threshold by a stated rule: the largest threshold that wrongly refuses at most MAX_WRONG (0 by
+default) of answerable questions. The gate refuses only what is clearly off-topic; the reader and
+the checks after generation decide the rest (docs/decisions.md, "refusal"). The second rule
 (a named term the corpus never mentions AND a score below the median answerable score) gets its
 threshold from the same distributions. Copy the printed thresholds into nistchat/engine/refusal.py
 ([refusal] threshold and unknown_term_threshold) with the counts.
 
-    python scripts/calibrate_refusal.py [--golden data/eval/golden.jsonl] [--max-wrong 0.05] [--json]
+    python scripts/calibrate_refusal.py [--golden data/eval/golden.jsonl] [--max-wrong 0] [--json]
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def describe(values: list[float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--golden", type=Path, default=ROOT / "data" / "eval" / "golden.jsonl")
-    ap.add_argument("--max-wrong", type=float, default=0.05)
+    ap.add_argument("--max-wrong", type=float, default=0.0)
     ap.add_argument("--json", action="store_true", help="also print per-question scores as JSON lines")
     args = ap.parse_args()
 

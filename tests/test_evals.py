@@ -40,7 +40,10 @@ def test_deterministic_scores_for_answerable_negative_and_list_questions():
     refused = deterministic_scores(item, {**outcome, "refused": True, "passages": []})
     assert refused["wrongly_refused"] == 1.0 and refused["evidence_hit"] == 0.0 and "supported" not in refused
     negative = {"category": "negative", "question": "What fines?", "evidence": [], "answer": ""}
-    assert deterministic_scores(negative, {"refused": True, "answer": "not covered"}) == {"refused_negative": 1.0}
+    assert deterministic_scores(negative, {"refused": True, "answer": "not covered"}) == {
+        "refused_negative": 1.0, "refused_or_flagged": 1.0}
+    flagged = deterministic_scores(negative, {"refused": False, "flagged": True, "answer": "It is 5 %."})
+    assert flagged == {"refused_negative": 0.0, "refused_or_flagged": 1.0} and not passed(negative, flagged)
     assert not passed(negative, deterministic_scores(negative, {"refused": False, "answer": "It is 5 %."}))
 
 

@@ -118,6 +118,23 @@ def test_off_topic_question_is_refused_before_generation_with_what_is_covered(rt
     assert final["disclaimer"] == "" and len(final["sources"]) == len(events[0].data["passages"])
 
 
+# everyday words only, so the gate's unknown-name rule lets it through; its retrieval is weak
+WEAK = "Who should approve a new system before it goes live?"
+
+
+def test_with_weak_retrieval_an_answer_with_no_supported_sentence_is_refused(rt, monkeypatch):
+    use_reader(monkeypatch, rt, ScriptedReader("The approval is given by the European Commission in 1999.",
+                                               "an answer no passage supports"))
+    events, types = run(rt, WEAK)
+    final = events[-1].data
+    assert final["gate"]["refuse"] is False and final["gate"]["score"] < rt.settings.refusal.unknown_term_threshold
+    policy = next(s for s in final["trace"]["stages"] if s["name"] == "verify_policy")
+    assert policy["items"][0]["weak_retrieval"] is True and final["risk"] != "HIGH"
+    assert "verdict" in types and "retry" not in types  # weak retrieval checks, but never retries
+    assert final["refused"] is True and final["refusal_reason"] == "unsupported"
+    assert "could be checked" in final["answer"] and "European Commission" not in final["answer"]
+
+
 class RecordingReader:
     """TEST DOUBLE: the real reader, with every prompt it is sent kept for the test to read."""
 

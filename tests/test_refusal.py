@@ -2,9 +2,9 @@
 from nistchat.config import load_settings
 from nistchat.config import RefusalSettings
 from nistchat.engine.refusal import covers, gate, message
-
-REFUSAL_THRESHOLD = RefusalSettings().threshold
 from nistchat.engine.types import Passage, Retrieval, Trace
+
+REFUSAL_THRESHOLD = 0.5  # the low-score rule is off by default; these tests turn it on at this value
 
 
 def retrieval(top_score, passages=True):
@@ -14,8 +14,19 @@ def retrieval(top_score, passages=True):
     return Retrieval("q", ps if passages else [], trace, {})
 
 
-def test_gate_refuses_below_threshold_only(tmp_path):
+def with_threshold(tmp_path):
+    return load_settings(instance_dir=tmp_path, environ={}, overrides={"refusal.threshold": REFUSAL_THRESHOLD})
+
+
+def test_a_low_score_alone_never_refuses_by_default(tmp_path):
     settings = load_settings(instance_dir=tmp_path, environ={})
+    assert settings.refusal.threshold == 0.0
+    assert not gate(retrieval(0.2), settings).refuse
+    assert gate(retrieval(0.9, passages=False), settings).refuse
+
+
+def test_gate_refuses_below_threshold_only(tmp_path):
+    settings = with_threshold(tmp_path)
     assert gate(retrieval(REFUSAL_THRESHOLD - 0.05), settings).refuse
     assert not gate(retrieval(REFUSAL_THRESHOLD + 0.05), settings).refuse
     assert gate(retrieval(0.9, passages=False), settings).refuse
@@ -63,7 +74,7 @@ def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
 def test_a_passage_stating_the_questions_framework_id_exempts_it_from_the_score_rule(tmp_path):
     from nistchat.engine.refusal import stated_ids
 
-    settings = load_settings(instance_dir=tmp_path, environ={})
+    settings = with_threshold(tmp_path)
     stating = [Passage(1, "p1", "NIST.AI.600-1", "GenAI Profile", "MAP 5.1", "table", 40,
                        "MAP 5.1: Likelihood and magnitude of each identified impact ... chaos testing", 0.1)]
     low = retrieval(REFUSAL_THRESHOLD - 0.05)

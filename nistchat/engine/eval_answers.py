@@ -7,6 +7,8 @@ Deterministic scores (every item, no model call):
   words (4+ letters, not a stop word) and identifiers, at most 8, in order. A term is present when
   it occurs in the answer, case-insensitively, with a trailing plural "s" ignored;
 - `refused_negative`: a negative question was refused (1) or answered (0);
+- `refused_or_flagged`: a negative question was refused or its answer flagged (a sentence the
+  passages do not support is marked), so the user was warned;
 - `wrongly_refused`: an answerable question was refused (lower is better);
 - `list_length`: a question naming N items got a list of N (only when it names a count);
 - `supported`: share of the answer's checked sentences that verification supported.
@@ -83,6 +85,7 @@ def deterministic_scores(item: dict, outcome: dict) -> dict:
     answer = outcome.get("answer", "")
     if negative:
         scores["refused_negative"] = 1.0 if refused else 0.0
+        scores["refused_or_flagged"] = 1.0 if refused or outcome.get("flagged") else 0.0
     else:
         if item.get("evidence"):
             scores["evidence_hit"] = 0.0 if missing_evidence(item["evidence"], [p.get("text", "") for p in

@@ -91,7 +91,7 @@ def headline(items: list[dict]) -> dict:
                 judges.add(j["judge"])
             cat = cats[row.get("category") or "?"]
             s = row.get("scores") or {}
-            for metric in ("hit", "evidence_hit", "refused_negative", "wrongly_refused"):
+            for metric in ("hit", "evidence_hit", "refused_negative", "refused_or_flagged", "wrongly_refused"):
                 if s.get(metric) is not None:
                     cat[metric].append(s[metric])
             for stage, ms in (row.get("timings_ms") or {}).items():

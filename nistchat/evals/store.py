@@ -134,7 +134,7 @@ def headline_line(run: EvalRun) -> dict[str, str]:
     for name, m in ((run.metrics or {}).get("sets") or {}).items():
         s, j = m.get("scores", {}), m.get("judged", {})
         keys = ("hit", "rr") if run.kind == "retrieval" else ("evidence_hit", "key_terms", "refused_negative",
-                                                               "wrongly_refused", "supported")
+                                                               "refused_or_flagged", "wrongly_refused", "supported")
         parts = [f"{k}={s[k]:.3f}" for k in keys if s.get(k) is not None]
         parts += [f"{k}={v:.2f}" for k, v in j.items() if v is not None]
         out[name] = f"n={m['n']} passed={m['passed']} " + " ".join(parts)
