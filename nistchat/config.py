@@ -91,11 +91,23 @@ class BlendSettings:
 
 
 @dataclass
+class RewriteSettings:
+    """Query rewriting with the local reader (HyDE, query_rewrite.py) when first-pass retrieval is weak."""
+    enabled: bool = setting(False, "search a short passage the reader writes alongside the question")
+    below: float = setting(0.6199, "rewrite only when the top dense score is below this (the refusal "
+                                   "gate's weak line)")
+    max_tokens: int = setting(64, "longest rewrite", minimum=8)
+    deadline_s: float = setting(2.5, "the rewrite stops here and keeps what it has", minimum=0.1)
+    bm25: bool = setting(True, "search the rewrite with BM25 too (else dense only)")
+
+
+@dataclass
 class RetrievalSettings:
     dense_depth: int = setting(50, "children taken from FAISS", minimum=1)
     bm25_depth: int = setting(50, "children taken from BM25", minimum=1)
     rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
-    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0, "count": 1.0},
+    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0, "count": 1.0,
+                             "rewrite_dense": 1.0, "rewrite_bm25": 1.0},
                             "RRF weight of each ranked list")
     refs_window: int = setting(10, "fused candidates whose 'see Table N' references are followed (0: off)", minimum=0)
     count_window: int = setting(20, "'the six X': six-item lists/tables among this many fused ones (0: off)", minimum=0)
@@ -121,6 +133,7 @@ class RetrievalSettings:
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
     expansion: QueryExpansionSettings = section(QueryExpansionSettings, "BM25 query expansion")
     blend: BlendSettings = section(BlendSettings, "the no-cross-encoder score blend")
+    rewrite: RewriteSettings = section(RewriteSettings, "query rewriting with the local reader")
 
 
 @dataclass

@@ -96,7 +96,7 @@ class EvalRun(db.Model):
     config: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # backends, models, k, thresholds
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # summary numbers
     note: Mapped[str | None] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16), default="done", server_default="done")  # running | done | error
+    status: Mapped[str] = mapped_column(String(16), default="done", server_default="done")  # running | done | error | interrupted
     done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # progress: items finished
     total: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     sets: Mapped[str | None] = mapped_column(String(200))  # "dev,test" or a file's stem

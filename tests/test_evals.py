@@ -193,3 +193,27 @@ def test_the_page_starts_a_run_shows_it_compares_and_exports(eval_runtime, small
     assert csv_body.splitlines()[0].startswith("run,set,question_id") and len(csv_body.splitlines()) == 4
     lines = client.get("/evals/2/export.jsonl").get_data(as_text=True).splitlines()
     assert len(lines) == 3 and json.loads(lines[0])["run"] == 2 and "result" in json.loads(lines[0])
+
+
+def test_a_run_whose_process_stopped_is_listed_as_interrupted_not_running(eval_runtime, small_set):
+    import subprocess
+    import sys
+
+    from nistchat.evals.store import create_run
+    from nistchat.extensions import db
+    from nistchat.models import EvalRun
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # reaped: its pid names no process now
+    app = build_app(eval_runtime.settings.instance_dir.parent, eval_runtime)
+    with app.app_context():
+        dead = create_run(eval_runtime, "retrieval", str(small_set))
+        dead.config = {**dead.config, "process": {**dead.config["process"], "pid": gone.pid}}
+        live = create_run(eval_runtime, "retrieval", str(small_set))  # this process: still running
+        db.session.commit()
+        dead_id, live_id = dead.id, live.id
+    listing = cli(eval_runtime, "runs")
+    assert f"#{dead_id} retrieval interrupted" in listing and "interrupted after 0 of 9 items" in listing
+    assert f"#{live_id} retrieval running" in listing
+    with app.app_context():
+        assert db.session.get(EvalRun, dead_id).finished_at is not None

@@ -211,11 +211,12 @@ def answers(limit, judge_n, reader, k, spec, overrides, note) -> None:
 @click.option("--last", default=20, show_default=True, type=click.IntRange(1), help="How many runs.")
 def runs(as_json: bool, last: int) -> None:
     """Stored runs, newest first, with their headline metrics."""
-    from ..evals.store import headline_line, run_dict
+    from ..evals.store import headline_line, mark_interrupted, run_dict
     from ..models import EvalRun
 
     app = store_app(cli_runtime())
     with app.app_context():
+        mark_interrupted()
         rows = EvalRun.query.order_by(EvalRun.id.desc()).limit(last).all()
         for run in rows:
             if as_json:

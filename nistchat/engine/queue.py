@@ -14,10 +14,12 @@ using the reader. Within a class, tickets are served in arrival order.
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Iterator
 
 DEFAULT_SERVICE_S = 30.0
 CHAT, EVAL = 0, 1  # ticket classes: a lower class is served first
@@ -109,6 +111,25 @@ class ReaderQueue:
             self._waiting.pop(ticket.number, None)
             self._busy[ticket.number] = time.monotonic()
             return True
+
+    @contextlib.contextmanager
+    def borrow(self) -> Iterator[bool]:
+        """Use the reader for a moment without waiting: yields True, with no answer starting until
+        the block ends, when nothing is serving; else False at once. For short, bounded jobs that
+        an answer's turn should not wait behind (query rewriting)."""
+        with self._cond:
+            lent = not self._busy
+            if lent:
+                ticket = Ticket(self._next, None, CHAT)
+                self._next += 1
+                self._busy[ticket.number] = time.monotonic()
+        try:
+            yield lent
+        finally:
+            if lent:
+                with self._cond:
+                    self._busy.pop(ticket.number, None)  # not a served answer: no service time recorded
+                    self._cond.notify_all()
 
     def finish(self, ticket: Ticket) -> None:
         """Done with the reader, or giving up the place; safe to call more than once."""

@@ -28,7 +28,7 @@ from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
-TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")
+TIMING_KEYS = ("embed", "dense", "bm25", "rewrite", "fuse", "rerank", "expand", "total")
 
 
 class FastBM25:
@@ -80,9 +80,13 @@ class Retriever:
     """One per process (Runtime holds it); stateless per call, so safe to share across threads (the
     expansion vocabulary is built once under a lock; its per-word cache only ever gains entries)."""
 
-    def __init__(self, index, models, settings: Settings, config: RetrievalSettings | None = None):
+    def __init__(self, index, models, settings: Settings, config: RetrievalSettings | None = None,
+                 rewriter=None):
+        """`rewriter(question, settings) -> query_rewrite.Rewrite` writes the passage searched when
+        first-pass retrieval is weak and `[retrieval.rewrite] enabled` (None: never rewrite)."""
         from .index import bm25_tokenize
 
+        self.rewriter = rewriter
         self.index = index
         self.models = models
         self.settings = settings
@@ -293,12 +297,15 @@ class Retriever:
                       f"BM25 tokens {tokens}, depth {cfg.bm25_depth}"
                       + (f"; expanded with {[(t, round(w, 2)) for t, w in extra]}" if extra else ""))
 
+        rewritten = self._rewrite(query.search_text, dense, named, over, trace, timings) \
+            if mode == "hybrid" else {}
+
         t = time.perf_counter()
         if mode == "hybrid":
             exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores, query.asks_definition)
             trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
                                                         f"{query.identifiers or 'none'}")
-            lists = {"dense": dense, "bm25": sparse, "exact": exact}
+            lists = {"dense": dense, "bm25": sparse, "exact": exact, **rewritten}
             fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
             refs = self._references(fused[: cfg.refs_window])
             trace.add("refs", 0.0, self._items(refs), f"tables/figures referred to by the top {cfg.refs_window} "
@@ -364,6 +371,33 @@ class Retriever:
         timings = {key: round(v, 2) for key, v in timings.items()}
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count)
+
+    def _rewrite(self, search_text: str, dense: list[tuple[str, float]], named: list[str], over: int,
+                 trace: Trace, timings: dict) -> dict[str, list[tuple[str, float]]]:
+        """The rewrite's ranked lists ("rewrite_dense", "rewrite_bm25") when retrieval is weak and
+        rewriting is on; {} otherwise. The refusal gate still reads the question's own dense list."""
+        cfg = self.config.rewrite
+        if not (cfg.enabled and self.rewriter is not None):
+            return {}
+        top = dense[0][1] if dense else 0.0
+        if top >= cfg.below:
+            trace.add("rewrite", 0.0, [], f"not needed: top dense score {top:.3f} >= {cfg.below}")
+            return {}
+        t = time.perf_counter()
+        rewrite = self.rewriter(search_text, cfg)
+        lists: dict[str, list[tuple[str, float]]] = {}
+        if rewrite.text:
+            depth = self.config.dense_depth
+            vector = self.models.get("embedder").embed([rewrite.text])  # document side: it reads like one
+            lists["rewrite_dense"] = self._scoped(self._dense(vector[0], depth * over), named, depth)
+            if cfg.bm25:
+                ranked, _ = self._bm25(self.tokenize(rewrite.text), self.config.bm25_depth * over)
+                lists["rewrite_bm25"] = self._scoped(ranked, named, self.config.bm25_depth)
+        timings["rewrite"] = (time.perf_counter() - t) * 1000
+        trace.add("rewrite", timings["rewrite"], [rewrite.to_dict()] + self._items(lists.get("rewrite_dense", [])),
+                  f"top dense score {top:.3f} < {cfg.below}: the reader's passage ({rewrite.status}, "
+                  f"{rewrite.ms:.0f} ms) searched too" + (f"; {rewrite.note}" if rewrite.note else ""))
+        return lists
 
     def with_config(self, **changes) -> "Retriever":
         """A retriever sharing this one's index and models with some settings changed (for tuning)."""

@@ -61,11 +61,13 @@ class Runtime:
 
     @property
     def retriever(self):
+        from .query_rewrite import Rewriter
         from .retriever import Retriever
 
         with self._lock:
             if self._retriever is None:
-                self._retriever = Retriever(self.index, self.models, self.settings)
+                self._retriever = Retriever(self.index, self.models, self.settings,
+                                            rewriter=Rewriter(self.models, self.queue))
             return self._retriever
 
     def documents(self) -> list:

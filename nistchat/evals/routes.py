@@ -16,7 +16,7 @@ from ..engine.eval_report import STAGES, compare, judges_of
 from ..extensions import app_runtime, db
 from ..models import EvalRun
 from ..web import db_int, is_htmx
-from .store import KINDS, headline_line, job, run_dict
+from .store import KINDS, headline_line, job, mark_interrupted, run_dict
 
 bp = Blueprint("evals", __name__, url_prefix="/evals")
 
@@ -37,6 +37,7 @@ def _job_state() -> dict:
 @bp.get("")
 @admin_required
 def index():
+    mark_interrupted()
     runs = EvalRun.query.order_by(EvalRun.id.desc()).limit(100).all()
     return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, problem=None,
                            **_job_state())

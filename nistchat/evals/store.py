@@ -8,6 +8,8 @@ Needs an app context (Flask-SQLAlchemy); the scoring itself is in the engine (`e
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 from pathlib import Path
 
@@ -41,6 +43,7 @@ def create_run(runtime, kind: str, spec: str, *, limit: int | None = None, judge
     sets, paths, notes = load_sets(runtime.settings, spec, limit)
     total = sum(len(v) for v in sets.values()) * (len(modes) if kind == "retrieval" else 1)
     config = config_snapshot(runtime, kind=kind, sets=paths, limit=limit, judge_n=judge_n,
+                             process={"pid": os.getpid(), "host": socket.gethostname()},
                              **({"retrieval_k": k, "modes": list(modes)} if kind == "retrieval" else {}))
     run = EvalRun(kind=kind, status="running", config=config, note=note or None, total=total,
                   sets=",".join(sets), metrics={"notes": notes} if notes else None)
@@ -104,6 +107,37 @@ def execute(runtime, run_id: int, *, spec: str, limit: int | None = None, judge_
     run.finished_at = utcnow()
     db.session.commit()
     return run
+
+
+def _running_elsewhere(process: dict) -> bool:
+    """Whether the process that started a run may still be running it. Unknown (an older run
+    without a record, or another host) counts as gone only when no record exists."""
+    if not process.get("pid"):
+        return False
+    if process.get("host") != socket.gethostname() or process["pid"] == os.getpid():
+        return True
+    try:
+        os.kill(process["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mark_interrupted() -> list[int]:
+    """Runs left `running` by a process that is gone (Ctrl-C, a kill, a restart) become
+    `interrupted`, keeping the items they stored, so no list shows them running for ever."""
+    gone = [run for run in EvalRun.query.filter_by(status="running").all()
+            if not _running_elsewhere((run.config or {}).get("process") or {})]
+    for run in gone:
+        run.status = "interrupted"
+        run.note = ((run.note or "") + f" interrupted after {run.done} of {run.total} items: "
+                                       "its process had stopped").strip()
+        run.finished_at = run.finished_at or utcnow()
+    if gone:
+        db.session.commit()
+    return [run.id for run in gone]
 
 
 def item_dict(item: EvalItem) -> dict:
