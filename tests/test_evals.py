@@ -14,7 +14,7 @@ from nistchat.engine.eval_report import compare, format_compare, headline
 from nistchat.engine.evaluate import load_golden, resolve_sets
 
 from .conftest import REPO
-from .web_support import build_app, login, post, wait_for
+from .web_support import build_app, login, ndjson, post, wait_for
 
 DEV = REPO / "data" / "eval" / "golden.jsonl"
 
@@ -217,3 +217,39 @@ def test_a_run_whose_process_stopped_is_listed_as_interrupted_not_running(eval_r
     assert f"#{live_id} retrieval running" in listing
     with app.app_context():
         assert db.session.get(EvalRun, dead_id).finished_at is not None
+
+
+def test_a_page_started_answer_run_completes_while_a_person_chats_and_the_chat_waits_one_answer_at_most(
+        runtime, small_set, tmp_path, monkeypatch):
+    """The reader queue serves chat before eval: a question asked mid-run waits only for the eval
+    answer already using the reader, not for the rest of the run."""
+    import nistchat.evals.store as store
+    from nistchat.extensions import db
+    from nistchat.models import EvalRun
+
+    rt = runtime.derived({"instance_dir": str(tmp_path / "instance"), "answer": {"max_tokens": 60}})
+    monkeypatch.setattr(store, "eval_dirs", lambda _settings: [tmp_path / "sets"])
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "sets" / "golden.jsonl").write_text(small_set.read_text(encoding="utf-8"), encoding="utf-8")
+    app = build_app(tmp_path, rt)
+    admin = app.test_client()
+    login(admin)
+    response = post(admin, "/evals/start", {"kind": "answers", "set": "dev", "judge": "0"}, htmx=True,
+                    token_from="/evals")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    # the run's first answer is using the reader, and more eval questions wait behind it
+    wait_for(lambda: rt.queue.snapshot()["serving"] == 1, timeout=120, step=0.05)
+
+    events = ndjson(app.test_client().post("/api/ask", json={"question": "What does TEVV stand for?"})
+                    .get_data(as_text=True))
+    final = next(e for e in events if e.get("type") == "final")
+    with app.app_context():
+        run = db.session.get(EvalRun, store.job(app).run_id)
+        done_when_chat_answered, total = run.done, run.total
+    assert done_when_chat_answered < total  # the chat did not wait for the whole run
+    wait_for(lambda: not store.job(app).busy(), timeout=600, step=0.5)
+    with app.app_context():
+        run = db.session.get(EvalRun, store.job(app).run_id)
+        assert run.status == "done" and run.done == total == 3
+        longest = max(item.ms for item in run.items)
+    assert final["queue_ms"] <= longest + 1000, (final["queue_ms"], longest)

@@ -2,21 +2,23 @@
 bounded, and what the retriever does with it."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 
-from nistchat.engine.query_rewrite import Rewriter
+from nistchat.engine.query_rewrite import Rewriter, until
 from nistchat.engine.queue import ReaderQueue
 
 WEAK = "Who should approve a new system before it goes live?"  # everyday words: a low top cosine
-STRONG = "What does TEVV stand for in the AI RMF?"
+STRONG = "What are the characteristics of trustworthy AI systems?"  # close to the text: a high cosine
 
 
 @pytest.fixture
 def rewriting(runtime, monkeypatch):
-    """The session retriever with rewriting on (it is off by default)."""
+    """The session retriever with rewriting on (it is off by default) and a roomy deadline."""
     monkeypatch.setattr(runtime.settings.retrieval.rewrite, "enabled", True)
+    monkeypatch.setattr(runtime.settings.retrieval.rewrite, "deadline_s", 120.0)  # this is not about timing
     assert runtime.retriever.config is runtime.settings.retrieval
     return runtime
 
@@ -37,13 +39,23 @@ def test_queue_lends_the_reader_only_when_no_answer_is_using_it():
 
 def test_rewrite_is_written_by_the_reader_and_stops_at_its_deadline(runtime):
     cfg = runtime.settings.retrieval.rewrite
-    full = Rewriter(runtime.models, ReaderQueue())(WEAK, cfg)
-    assert full.status == "done" and len(full.text.split()) > 5, full
-    cut_cfg = type(cfg)(**{**cfg.__dict__, "deadline_s": 0.1, "max_tokens": 400})
+    roomy = dataclasses.replace(cfg, deadline_s=120.0)  # room for a busy test machine
+    full = Rewriter(runtime.models, ReaderQueue())(WEAK, roomy)
+    assert len(full.text.split()) > 5 and full.note == "", full
+    assert full.status == "done" or full.ms >= 120_000  # max_tokens ends it, unless the machine is swamped
     t = time.perf_counter()
-    cut = Rewriter(runtime.models, ReaderQueue())(WEAK, cut_cfg)
-    assert cut.status == "deadline" and cut.text and len(cut.text) < len(full.text) + 2000
-    assert time.perf_counter() - t < 5  # not the 400 tokens it was allowed
+    cut = Rewriter(runtime.models, ReaderQueue())(WEAK, dataclasses.replace(cfg, deadline_s=0.3, max_tokens=400))
+    assert cut.status == "deadline" and time.perf_counter() - t < 1.5  # not the 400 tokens it was allowed
+
+
+def test_a_stream_slow_to_start_is_abandoned_at_the_deadline():
+    def slow():
+        time.sleep(2)
+        yield "late"
+
+    t = time.perf_counter()
+    assert until(slow(), time.perf_counter() + 0.2) == ([], "deadline") and time.perf_counter() - t < 1
+    assert until(iter(["a", "b"]), time.perf_counter() + 5) == (["a", "b"], "done")
 
 
 def test_a_busy_reader_skips_the_rewrite_without_waiting(runtime):
@@ -61,8 +73,8 @@ def test_weak_retrieval_searches_the_rewrite_and_strong_retrieval_does_not(rewri
     stage = weak.trace.stage("rewrite")
     assert stage is not None and stage.items[0]["status"] in ("done", "deadline") and stage.items[0]["text"]
     assert weak.timings_ms["rewrite"] > 0 and weak.timings_ms["total"] >= weak.timings_ms["rewrite"]
-    fused = weak.trace.stage("fuse").items
-    assert any("rewrite_dense" in c["ranks"] for c in fused) and any("rewrite_bm25" in c["ranks"] for c in fused)
+    assert len(stage.items) > 1  # the rewrite's own dense ranking follows its text
+    assert any("rewrite_dense" in c["ranks"] for c in weak.trace.stage("fuse").items)
     gate_input = weak.trace.stage("dense").items[0]["score"]
     assert gate_input < rewriting.settings.retrieval.rewrite.below  # the gate still reads the question's own
 

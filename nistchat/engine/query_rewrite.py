@@ -12,8 +12,11 @@ when retrieval is already strong. Its text, status and time are in the trace.
 """
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from dataclasses import dataclass
+from typing import Iterator
 
 from .errors import BackendError
 from .prompt import neutralise
@@ -44,25 +47,53 @@ class Rewriter:
         with self.queue.borrow() as lent:
             if not lent:
                 return Rewrite("", "busy", 0.0, "the reader is answering; searched the question alone")
-            deadline = start + settings.deadline_s
-            pieces: list[str] = []
-            status = "done"
             try:
                 reader = self.models.get("reader")
                 stream = reader.stream([{"role": "system", "content": REWRITE_PROMPT},
                                         {"role": "user", "content": neutralise(question)}],
                                        max_tokens=settings.max_tokens, temperature=0.0)
-                try:
-                    for piece in stream:
-                        pieces.append(piece)
-                        if time.perf_counter() >= deadline:
-                            status = "deadline"
-                            break
-                finally:
-                    close = getattr(stream, "close", None)
-                    if close:
-                        close()  # stops the reader's generation at once
+                pieces, status = until(stream, start + settings.deadline_s)
             except BackendError as exc:
-                return Rewrite("".join(pieces).strip(), "error", (time.perf_counter() - start) * 1000,
-                               f"{exc.kind}: {exc.message}")
+                return Rewrite("", "error", (time.perf_counter() - start) * 1000, f"{exc.kind}: {exc.message}")
         return Rewrite("".join(pieces).strip(), status, (time.perf_counter() - start) * 1000)
+
+
+def until(stream: Iterator[str], deadline: float) -> tuple[list[str], str]:
+    """The pieces `stream` yields before `deadline` (a perf_counter time), and "done" or "deadline".
+
+    The stream is read on a thread of its own, so a slow first token (a reader still loading, a
+    busy machine) cannot hold the caller past the deadline; the thread closes the stream at its
+    next piece, which stops the reader's generation."""
+    pieces: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        try:
+            for piece in stream:
+                pieces.put(piece)
+                if stop.is_set():
+                    break
+        except BackendError as exc:
+            pieces.put(exc)
+        finally:
+            close = getattr(stream, "close", None)
+            if close:
+                close()
+            pieces.put(None)
+
+    threading.Thread(target=pump, name="rewrite-stream", daemon=True).start()
+    out: list[str] = []
+    while True:
+        try:
+            item = pieces.get(timeout=max(0.0, deadline - time.perf_counter()))
+        except queue.Empty:
+            stop.set()
+            return out, "deadline"
+        if item is None:
+            return out, "done"
+        if isinstance(item, BackendError):
+            raise item
+        out.append(item)
+        if time.perf_counter() >= deadline:
+            stop.set()
+            return out, "deadline"
