@@ -129,3 +129,22 @@ def test_forced_ollama_never_downgrades_silently(tmp_path):
         registry.get("reader")
     assert "not reachable" in registry.describe()[2]["error"]
     assert registry.optional("reader") is None
+
+
+def test_a_failed_load_is_remembered_briefly_shown_with_its_retry_time_then_tried_again(tmp_path, monkeypatch):
+    from nistchat.engine.backends import select
+
+    with FakeOllamaServer(models=("bespoke-minicheck:latest",)) as fake:  # up, but the reader is not pulled yet
+        registry = ModelRegistry(make_settings(tmp_path, backend="ollama", ollama_host=fake.host))
+        with pytest.raises(ModelMissing):
+            registry.get("reader")
+        asked = len(fake.requests)
+        with pytest.raises(ModelMissing):
+            registry.get("reader")  # within the back-off: the remembered error, no new request
+        assert len(fake.requests) == asked
+        reader_state = registry.describe()[2]
+        assert reader_state["error"] and 25 <= reader_state["retry_in_s"] <= select.RETRY_FAILED_LOAD_S
+        fake.models.append("qwen2.5:3b")  # someone runs `ollama pull`
+        monkeypatch.setattr(select, "RETRY_FAILED_LOAD_S", 0.0)  # the back-off has passed
+        assert "".join(registry.get("reader").stream([{"role": "user", "content": "hi"}])) == fake.reply
+        assert "retry_in_s" not in registry.describe()[2] and not registry.describe()[2]["error"]

@@ -220,7 +220,12 @@ class ModelRegistry:
         return self.states[role].error or "not loaded"
 
     def describe(self) -> list[dict]:
+        """Each role's state; a role whose load failed also says when the next question will try again."""
         roles = [self.states[r].to_dict() for r in ROLES]
+        with self._lock:
+            for role, (_exc, failed_at) in self._errors.items():
+                wait = RETRY_FAILED_LOAD_S - (time.monotonic() - failed_at)
+                roles[ROLES.index(role)]["retry_in_s"] = max(0, round(wait))
         worker = self.worker()
         if worker is not None:  # the process's own state: pid, restarts, how the last one ended
             roles[ROLES.index("reader")]["worker"] = worker.state()
