@@ -113,3 +113,18 @@ def test_control_characters_are_stripped_from_topic_fields(client):
 def _sha(client) -> str:
     html = client.get("/admin/questions").get_data(as_text=True)
     return re.search(r'name="base_sha" value="([0-9a-f]+)"', html).group(1)
+
+
+def test_the_audit_api_answers_bad_json_with_a_400_too(client):
+    body = '{"question": "q", "answer": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    response = client.post("/api/audit", data=body, content_type="application/json")
+    assert response.status_code == 400 and "nested" in response.get_json()["message"]
+    for bad in ([], {"question": 1, "answer": "a"}, {"question": "q", "answer": ["a"]}):
+        response = client.post("/api/audit", json=bad)
+        assert response.status_code == 400 and '"answer": "..."' in response.get_json()["message"]
+    assert client.post("/api/audit", data="question=q", content_type="text/plain").status_code == 415
+
+
+def test_a_null_question_is_an_empty_question_not_a_500(client):
+    response = client.post("/api/ask", json={"question": None})
+    assert response.status_code == 400 and response.get_json()["kind"] == "bad_input"

@@ -22,20 +22,30 @@ from ..web import api_error, clean_text, plain
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
-@bp.post("/ask")
-@ask_rate_limit
-def ask():
+def json_object(strings: tuple[str, ...], shape: str):
+    """(the request's JSON object, None), or (None, a 4xx response): 415 when the body is not JSON,
+    400 when it is nested too deeply for the parser, is not an object, or a field named in
+    `strings` is neither a string nor null (read them as `body.get(k) or ""`). `shape` shows the
+    caller what to send."""
     if not request.is_json:
-        return api_error(415, "bad_input", "Send JSON: {\"question\": \"...\"} with Content-Type: application/json.")
+        return None, api_error(415, "bad_input", f"Send JSON: {shape}, with Content-Type: application/json.")
     try:
         body = request.get_json(silent=True)
     except RecursionError:  # json.loads gives up on deeply nested arrays/objects
-        return api_error(400, "bad_input", "The JSON body is nested too deeply.")
-    if not isinstance(body, dict) or not isinstance(body.get("question", ""), str) \
-            or not isinstance(body.get("conversation_id") or "", str):
-        return api_error(400, "bad_input", "The body must be a JSON object with a \"question\" string "
-                                         "(and optionally a \"conversation_id\" string).")
-    text = clean_text(body.get("question", ""))
+        return None, api_error(400, "bad_input", "The JSON body is nested too deeply.")
+    if not isinstance(body, dict) or not all(isinstance(body.get(k), (str, type(None))) for k in strings):
+        return None, api_error(400, "bad_input", f"The body must be a JSON object: {shape}.")
+    return body, None
+
+
+@bp.post("/ask")
+@ask_rate_limit
+def ask():
+    body, problem = json_object(("question", "conversation_id"),
+                                '{"question": "...", "conversation_id": "..." (optional), "docs": [ids] (optional)}')
+    if problem:
+        return problem
+    text = clean_text(body.get("question") or "")
     docs = body.get("docs") or []
     reason = check_question(text) or check_docs(docs)
     if reason:
@@ -92,18 +102,17 @@ def logs():
 @bp.post("/audit")
 @ask_rate_limit
 def api_audit():
-    if not request.is_json:
-        return api_error(415, "bad_input", "Send JSON: {\"question\": \"...\", \"answer\": \"...\"}.")
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict) or not all(isinstance(body.get(k, ""), str) for k in ("question", "answer")):
-        return api_error(400, "bad_input", "The body must be a JSON object with \"question\" and \"answer\" strings "
-                                           "(optionally \"docs\": [ids] and \"judge\": false).")
+    body, problem = json_object(("question", "answer"),
+                                '{"question": "...", "answer": "...", "docs": [ids] (optional), "judge": false (optional)}')
+    if problem:
+        return problem
     docs = body.get("docs") or []
-    problem = check_audit(body.get("question", ""), body.get("answer", "")) or check_docs(docs)
+    question, answer = body.get("question") or "", body.get("answer") or ""
+    problem = check_audit(question, answer) or check_docs(docs)
     if problem:
         return api_error(400, "bad_input", problem)
     try:
-        message, result = run_audit(body.get("question", ""), body["answer"], docs, body.get("judge", True) is not False)
+        message, result = run_audit(question, answer, docs, body.get("judge", True) is not False)
     except QueueFull as exc:
         response, status = api_error(busy_status(exc.scope), "busy", exc.message)
         return response, status, {"Retry-After": str(exc.retry_after_s)}
