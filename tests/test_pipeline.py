@@ -122,7 +122,7 @@ def test_off_topic_question_is_refused_before_generation_with_what_is_covered(rt
 WEAK = "Who should approve a new system before it goes live?"
 
 
-def test_with_weak_retrieval_an_answer_with_no_supported_sentence_is_refused(rt, monkeypatch):
+def test_with_weak_retrieval_an_unsupported_answer_is_checked_and_flagged_not_refused(rt, monkeypatch):
     use_reader(monkeypatch, rt, ScriptedReader("The approval is given by the European Commission in 1999.",
                                                "an answer no passage supports"))
     events, types = run(rt, WEAK)
@@ -131,8 +131,8 @@ def test_with_weak_retrieval_an_answer_with_no_supported_sentence_is_refused(rt,
     policy = next(s for s in final["trace"]["stages"] if s["name"] == "verify_policy")
     assert policy["items"][0]["weak_retrieval"] is True and final["risk"] != "HIGH"
     assert "verdict" in types and "retry" not in types  # weak retrieval checks, but never retries
-    assert final["refused"] is True and final["refusal_reason"] == "unsupported"
-    assert "could be checked" in final["answer"] and "European Commission" not in final["answer"]
+    assert final["refused"] is False and final["flagged"] is True  # the small judge's word alone never refuses
+    assert not any(s["supported"] for s in final["sentences"])
 
 
 class RecordingReader:

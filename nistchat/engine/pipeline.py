@@ -122,9 +122,9 @@ class _Run:
 
     @property
     def strict(self) -> bool:
-        """Verification that may trigger a retry: HIGH-risk questions, or mode 'always'. Checks run
-        only because retrieval was weak mark sentences (a flag) and refuse only when not one
-        sentence is supported (see `_write`), never retry on a small judge's word alone."""
+        """Verification that may trigger a retry or a refusal: HIGH-risk questions, or mode 'always'.
+        Checks run only because retrieval was weak mark sentences (a flag) but never refuse on a
+        small judge's word alone: a question the gate let through is flagged, not refused."""
         return self.verify_mode == "always" or (self.verify_mode == "high" and self.risk.level == "HIGH")
 
     def backend(self) -> dict:
@@ -375,10 +375,7 @@ def _write(run: _Run, runtime, g) -> Iterator[Event]:
     reason = ""
     if chosen.dont_know:
         reason = "reader_declined"
-    elif ((run.strict or run.weak_retrieval) and chosen.verified and chosen.verdicts
-          and not any(v.supported for v in chosen.verdicts)):
-        # the gate lets unclear questions through (docs/decisions.md, "refusal"); with weak retrieval,
-        # an answer of which no sentence is found in the passages is the off-topic case it left open
+    elif run.strict and chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
         reason = "unsupported"
     if reason:
         why = ("the passages found do not answer it" if reason == "reader_declined"
