@@ -35,7 +35,7 @@ models-run: venv
 
 models-test: venv
 	@echo "==> Embedded models for tests (reader: qwen2.5-coder-0.5b)"
-	@$(NISTCHAT) models install --reader qwen2.5-coder-0.5b
+	@$(NISTCHAT) models install --reader qwen2.5-coder-0.5b --no-second
 
 # htmx goes inside the package (nistchat/static/vendor/, git-ignored) so a wheel built after this step carries it.
 assets: venv

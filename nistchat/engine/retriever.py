@@ -28,7 +28,7 @@ from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
-TIMING_KEYS = ("embed", "dense", "bm25", "rewrite", "fuse", "rerank", "expand", "total")
+TIMING_KEYS = ("embed", "dense", "dense2", "bm25", "rewrite", "fuse", "rerank", "expand", "total")
 
 
 class FastBM25:
@@ -86,8 +86,12 @@ class Retriever:
         first-pass retrieval is weak and `[retrieval.rewrite] enabled` (None: never rewrite)."""
         from .index import bm25_tokenize
 
+        from .second_dense import SecondDense
+
         self.rewriter = rewriter
         self.index = index
+        name = (config or settings.retrieval).second_embedder
+        self.second = SecondDense(index, settings.index_dir, settings.models_dir, name) if name else None
         self.models = models
         self.settings = settings
         self.config = config or settings.retrieval
@@ -299,6 +303,8 @@ class Retriever:
 
         rewritten = self._rewrite(query.search_text, dense, named, over, trace, timings) \
             if mode == "hybrid" else {}
+        if mode == "hybrid":
+            rewritten.update(self._second_dense(query.search_text, named, over, trace, timings))
 
         t = time.perf_counter()
         if mode == "hybrid":
@@ -372,6 +378,22 @@ class Retriever:
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count)
 
+    def _second_dense(self, search_text: str, named: list[str], over: int, trace: Trace,
+                      timings: dict) -> dict[str, list[tuple[str, float]]]:
+        """The second embedder's ranked list ("dense2") once its vectors are built; {} until then."""
+        if self.second is None:
+            return {}
+        if not self.second.available():
+            trace.add("dense2", 0.0, [], f"second embedder {self.second.name} not in use: {self.second.reason}")
+            return {}
+        t = time.perf_counter()
+        depth = self.config.dense_depth
+        ranked = [(self.children[row].id, score) for row, score in self.second.search(search_text, depth * over)]
+        ranked = self._scoped(ranked, named, depth)
+        timings["dense2"] = (time.perf_counter() - t) * 1000
+        trace.add("dense2", timings["dense2"], self._items(ranked), f"{self.second.name}, depth {depth}")
+        return {"dense2": ranked}
+
     def _rewrite(self, search_text: str, dense: list[tuple[str, float]], named: list[str], over: int,
                  trace: Trace, timings: dict) -> dict[str, list[tuple[str, float]]]:
         """The rewrite's ranked lists ("rewrite_dense", "rewrite_bm25") when retrieval is weak and
@@ -406,4 +428,10 @@ class Retriever:
         clone.config = updated(self.config, changes, "retrieval")
         if "expansion" in changes:
             clone._neighbours = None
+        if "second_embedder" in changes:
+            from .second_dense import SecondDense
+
+            name = clone.config.second_embedder
+            clone.second = SecondDense(self.index, self.settings.index_dir, self.settings.models_dir, name) \
+                if name else None
         return clone

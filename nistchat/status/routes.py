@@ -45,6 +45,13 @@ def collect() -> dict:
                     pass
     except Exception as exc:
         index["message"] = str(exc)
+    second = None
+    if index["ready"]:
+        try:
+            second = runtime.retriever.second.state() if runtime.retriever.second else None
+        except Exception as exc:  # the page must render; say what went wrong
+            second = {"embedder": settings.retrieval.second_embedder, "ready": False, "reason": str(exc)}
+    index["second"] = second
     db_bytes = sum(_size(settings.db_path.with_name(settings.db_path.name + suffix)) for suffix in ("", "-wal", "-shm"))
     since = utcnow() - timedelta(hours=24)
     p80 = {}

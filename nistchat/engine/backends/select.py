@@ -125,7 +125,8 @@ class ModelRegistry:
         if role == "embedder":
             if st.backend == "ollama":
                 return ollama_backend.OllamaEmbedder(s.ollama_host, s.ollama_embedder, s.timeout_s)
-            from .embedded import SentenceTransformerEmbedder
+            from .embedded import SentenceTransformerEmbedder, limit_torch_threads
+            limit_torch_threads(s.query_threads)
             return SentenceTransformerEmbedder(Path(st.location), name=s.embedder)
         if role == "reranker":
             if st.backend == "none":
