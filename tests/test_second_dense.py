@@ -55,7 +55,7 @@ def test_the_build_writes_vectors_progress_and_a_record_then_its_list_is_fused(d
     assert not needs_build(data / "index", MODELS_DIR, SECOND, rt.index)
 
     r = rt.retrieve("How are widgets reviewed before release?")
-    assert r.trace.stage("dense2").items and r.timings_ms["dense2"] > 0
+    assert r.trace.stage("dense2").items and r.trace.stage("dense2").ms > 0
     assert any("dense2" in c["ranks"] for c in r.trace.stage("fuse").items)
     assert rt.retriever.second.state() == {"embedder": SECOND, "ready": True, "reason": "",
                                            "progress": json.loads((data / "index" / PROGRESS_FILE).read_text())}
