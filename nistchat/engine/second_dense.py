@@ -120,6 +120,21 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
         raise
 
 
+_EMBEDDERS: dict[Path, object] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def query_embedder(path: Path, name: str):
+    """One loaded copy of the model per process (1.2 GB for EmbeddingGemma), however many
+    retrievers (a Runtime.derived for an eval run) search with it."""
+    with _EMBEDDERS_LOCK:
+        if path not in _EMBEDDERS:
+            from .backends.embedded import SentenceTransformerEmbedder
+
+            _EMBEDDERS[path] = SentenceTransformerEmbedder(path, name=name)
+        return _EMBEDDERS[path]
+
+
 class SecondDense:
     """The second embedder's vectors for the current index, and the embedder for queries.
 
@@ -130,7 +145,6 @@ class SecondDense:
         self.index, self.index_dir, self.models_dir, self.name = index, Path(index_dir), Path(models_dir), name
         self._lock = threading.Lock()
         self._dense = None
-        self._embedder = None
         self._checked = 0.0
         self._fingerprint: str | None = None
         self.reason = "not built yet"
@@ -175,12 +189,7 @@ class SecondDense:
 
     def search(self, question: str, depth: int) -> list[tuple[int, float]]:
         """(children row, cosine) for the `depth` nearest children to the question."""
-        with self._lock:
-            if self._embedder is None:
-                from .backends.embedded import SentenceTransformerEmbedder
-
-                self._embedder = SentenceTransformerEmbedder(model_path(self.models_dir, self.name), name=self.name)
-        vector = self._embedder.embed_query([question])
+        vector = query_embedder(model_path(self.models_dir, self.name), self.name).embed_query([question])
         depth = min(depth, self._dense.ntotal)
         scores, rows = self._dense.search(np.ascontiguousarray(vector, dtype=np.float32), depth)
         return [(int(r), float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
