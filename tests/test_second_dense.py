@@ -108,3 +108,17 @@ def test_status_shows_whether_it_is_in_use_and_the_build_progress(data, light_ru
     build(data / "index", MODELS_DIR, SECOND, log=lambda *_: None)
     assert client.get("/status?format=json").get_json()["index"]["second"]["ready"] is True
     assert f"Second embedder ({SECOND}): in use" in client.get("/status").get_data(as_text=True)
+
+
+def test_the_models_command_says_whether_the_second_embedder_is_in_use(data, light_runtime):
+    from click.testing import CliRunner
+
+    from nistchat.cli import main
+
+    rt = runtime_over(data, light_runtime)
+    out = CliRunner().invoke(main, ["models", "--no-load"], obj=rt)
+    assert out.exit_code == 0 and f"second    embedded  {SECOND}" in out.output
+    assert "not in use: not built yet" in out.output
+    build(data / "index", MODELS_DIR, SECOND, log=lambda *_: None)
+    out = CliRunner().invoke(main, ["models", "--no-load", "--json"], obj=rt)
+    assert json.loads(out.output)["second_embedder"]["ready"] is True

@@ -19,7 +19,8 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
     """Show, per role, the backend, model, where it is, and whether it loaded (or why not)."""
     if ctx.invoked_subcommand:
         return
-    registry = cli_runtime().models
+    runtime = cli_runtime()
+    registry = runtime.models
     result = None
     if load:
         result = registry.self_test()  # starts the reader process and generates one token
@@ -28,8 +29,9 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
                 registry.get(role)
             except BackendError:
                 pass  # recorded in the role's state and shown below
+    second = _second_state(runtime)
     if as_json:
-        print_json({"roles": registry.describe(), "self_test": result})
+        print_json({"roles": registry.describe(), "self_test": result, "second_embedder": second})
         return
     for state in registry.describe():
         status = "loaded" if state["loaded"] else (f"NOT LOADED: {state['error']}" if state["error"] else "not loaded")
@@ -40,8 +42,20 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
         if state.get("worker"):
             w = state["worker"]
             click.echo(f"{'':<9} process: pid {w['pid']}; llama.cpp: {w['system_info']}")
+    if second:
+        click.echo(f"{'second':<9} embedded  {second['embedder']} (a second dense list, engine/second_dense.py)")
+        click.echo(f"{'':<9} state:  " + ("in use" if second["ready"] else f"not in use: {second['reason']}"))
     if result:
         click.echo(self_test_lines(result))
+
+
+def _second_state(runtime) -> dict | None:
+    """The second embedder's state (None when none is configured or there is no index yet)."""
+    try:
+        second = runtime.retriever.second
+    except Exception:  # no index: `nistchat models` still lists the roles
+        return None
+    return second.state() if second else None
 
 
 @models.command("install")
