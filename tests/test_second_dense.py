@@ -122,3 +122,16 @@ def test_the_models_command_says_whether_the_second_embedder_is_in_use(data, lig
     build(data / "index", MODELS_DIR, SECOND, log=lambda *_: None)
     out = CliRunner().invoke(main, ["models", "--no-load", "--json"], obj=rt)
     assert json.loads(out.output)["second_embedder"]["ready"] is True
+
+
+def test_a_broken_second_model_costs_its_list_not_the_answer(data, light_runtime, monkeypatch):
+    build(data / "index", MODELS_DIR, SECOND, log=lambda *_: None)
+    rt = runtime_over(data, light_runtime)
+
+    def broken(*_args, **_kwargs):
+        raise OSError("model.safetensors is truncated")
+
+    monkeypatch.setattr(second_dense, "query_embedder", broken)
+    r = rt.retrieve("How are widgets reviewed before release?")
+    assert r.passages and "model.safetensors is truncated" in r.trace.stage("dense2").note
+    assert "it failed" in rt.retriever.second.reason

@@ -388,7 +388,14 @@ class Retriever:
             return {}
         t = time.perf_counter()
         depth = self.config.dense_depth
-        ranked = [(self.children[row].id, score) for row, score in self.second.search(search_text, depth * over)]
+        try:
+            found = self.second.search(search_text, depth * over)
+        except Exception as exc:  # a broken model file costs this list, never the answer
+            self.second.disable(f"it failed: {type(exc).__name__}: {exc}")
+            trace.add("dense2", (time.perf_counter() - t) * 1000, [], f"second embedder {self.second.name} "
+                                                                     f"not in use: {self.second.reason}")
+            return {}
+        ranked = [(self.children[row].id, score) for row, score in found]
         ranked = self._scoped(ranked, named, depth)
         trace.add("dense2", (time.perf_counter() - t) * 1000, self._items(ranked), f"{self.second.name}, depth {depth}")
         return {"dense2": ranked}

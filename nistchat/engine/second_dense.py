@@ -36,6 +36,7 @@ FAISS_FILE = "dense2.faiss"
 META_FILE = "dense2.json"
 PROGRESS_FILE = "dense2.progress.json"
 CHECK_EVERY_S = 5.0  # how often retrieval looks for a newly finished build
+RETRY_FAILED_S = 60.0  # after the model failed at query time, when to try it again
 BATCH = 32
 
 
@@ -145,7 +146,7 @@ class SecondDense:
         self.index, self.index_dir, self.models_dir, self.name = index, Path(index_dir), Path(models_dir), name
         self._lock = threading.Lock()
         self._dense = None
-        self._checked = 0.0
+        self._next_check = 0.0
         self._fingerprint: str | None = None
         self.reason = "not built yet"
 
@@ -157,9 +158,9 @@ class SecondDense:
             if self._dense is not None:
                 return True
             now = time.monotonic()
-            if now - self._checked < CHECK_EVERY_S:
+            if now < self._next_check:
                 return False
-            self._checked = now
+            self._next_check = now + CHECK_EVERY_S
             if not self.installed():
                 self.reason = (f"{self.name} is not installed (`nistchat models install --embedder "
                                f"{self.name}`)")
@@ -178,6 +179,13 @@ class SecondDense:
             self._dense = faiss.read_index(str(self.index_dir / FAISS_FILE))
             self.reason = ""
             return True
+
+    def disable(self, reason: str) -> None:
+        """Stop using the list after a failure (a broken model file) and try again RETRY_FAILED_S later."""
+        with self._lock:
+            self._dense = None
+            self._next_check = time.monotonic() + RETRY_FAILED_S
+            self.reason = reason
 
     def progress_line(self) -> str:
         p = read_json(self.index_dir / PROGRESS_FILE)
