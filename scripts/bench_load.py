@@ -127,8 +127,12 @@ def run(args) -> dict:
         if args.light:
             overrides["data_dir"] = Path(tmp) / "no-index"
         settings = load_settings(instance_dir=Path(tmp) / "instance", overrides=overrides)
-        app = create_app({"SETTINGS": settings, "RUNTIME": Runtime(settings)})
+        runtime = Runtime(settings)
+        app = create_app({"SETTINGS": settings, "RUNTIME": runtime})
         upgrade_database(app)
+        if not args.light:  # what `nistchat serve` does at start: load the models and search once
+            runtime.models.self_test()
+            runtime.retrieve("warm-up: how are AI risks managed?")
         server = create_server(app, host="127.0.0.1", port=0, threads=args.clients + args.streams + 8,
                                channel_timeout=900)
         threading.Thread(target=server.run, name="bench-server", daemon=True).start()
