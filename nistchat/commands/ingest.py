@@ -52,12 +52,13 @@ def ingest(corpus: Path | None, rebuild: bool, quiet: bool, second: bool) -> Non
 
 
 def _second(settings, index) -> None:
-    from ..engine.second_dense import build, model_path, needs_build
+    from ..engine.backends.select import local_model_path
+    from ..engine.second_dense import build, needs_build
 
     name = settings.retrieval.second_embedder
     if not name:
         raise click.ClickException("No second embedder is configured ([retrieval] second_embedder).")
-    if not model_path(settings.models_dir, name).is_dir():
+    if not local_model_path(settings.models_dir, name).is_dir():
         raise click.ClickException(f"{name} is not installed: `nistchat models install --embedder {name}`.")
     if needs_build(settings.index_dir, settings.models_dir, name, index):
         build(settings.index_dir, settings.models_dir, name, log=click.echo)

@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -71,6 +72,11 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def cache_dir_for(index_dir: Path) -> Path:
+    """Where an index's embedding caches live: beside it, so rebuilding the index keeps them."""
+    return Path(index_dir).parent / "embcache"
+
+
 class EmbeddingCache:
     """Vectors by sha256 of the exact text embedded, one .npz per embedder (name + dims).
 
@@ -125,18 +131,33 @@ class EmbeddingCache:
 
 
 def embed_children(children: list[Child], embedder, cache: EmbeddingCache, *, progress: bool = False,
-                   batch_size: int = 32) -> tuple[np.ndarray, int, int]:
-    """Vectors for every child (row order), using the cache; returns (matrix, cache_hits, embedded)."""
+                   batch_size: int = 32, on_batch: Callable[[int, int], None] | None = None,
+                   save_every: int = 10) -> tuple[np.ndarray, int, int]:
+    """Vectors for every child (row order), using the cache; returns (matrix, cache_hits, embedded).
+
+    With `on_batch(done, total)` the missing texts are embedded a batch at a time, the callback
+    hears the progress after each, and the cache is saved every `save_every` batches, so a long
+    build that is stopped resumes from there (the background build of engine/second_dense.py)."""
     keys = [text_key(c.text) for c in children]
     missing = {}
     for k, c in zip(keys, children):
         if cache.get(k) is None and k not in missing:
             missing[k] = c.text
-    if missing:
+    if missing and on_batch is None:
         vecs = np.asarray(embedder.embed(list(missing.values()), batch_size=batch_size, show_progress=progress),
                           dtype=np.float32)
         for k, v in zip(missing, vecs):
             cache.put(k, v)
+    elif missing:
+        pending, done = list(missing.items()), len(children) - len(missing)
+        for n, i in enumerate(range(0, len(pending), batch_size), start=1):
+            batch = pending[i:i + batch_size]
+            for (k, _text), v in zip(batch, embedder.embed([t for _k, t in batch], batch_size=batch_size)):
+                cache.put(k, v)
+            done += len(batch)
+            on_batch(done, len(children))
+            if n % save_every == 0:
+                cache.save()
     matrix = np.stack([cache.get(k) for k in keys]).astype(np.float32) if keys else \
         np.zeros((0, cache.dim), dtype=np.float32)
     return matrix, len(children) - len(missing), len(missing)

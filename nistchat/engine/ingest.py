@@ -18,7 +18,8 @@ from typing import Callable
 
 from .chunking import ChunkConfig, chunk_document
 from .documents import SUPPORTED_SUFFIXES, DocumentError, read_document, sha256_bytes
-from .index import EmbeddingCache, Index, build_dense, embed_children, write_dense
+from .index import EmbeddingCache, Index, build_dense, cache_dir_for, embed_children, write_dense
+from .processes import pid_alive
 from .store import ChildStore, ParentStore, load_manifest, save_manifest
 from .types import Child, Parent
 
@@ -58,10 +59,6 @@ class IngestSummary:
 def corpus_files(corpus_dir: Path) -> list[Path]:
     return sorted(p for p in Path(corpus_dir).iterdir()
                   if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and not p.name.startswith("."))
-
-
-def cache_dir_for(index_dir: Path) -> Path:
-    return Path(index_dir).parent / "embcache"
 
 
 def ingest_corpus(corpus_dir: Path, index_dir: Path, embedder, *, rebuild: bool = False,
@@ -183,16 +180,6 @@ def _recover_interrupted_swap(index_dir: Path) -> None:
     for stale in list(parent.glob(f".{index_dir.name}.tmp-*")) + list(parent.glob(f".{index_dir.name}.old-*")):
         if stale.is_dir():
             pid = stale.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and _pid_alive(int(pid)) and int(pid) != os.getpid():
+            if pid.isdigit() and pid_alive(int(pid)) and int(pid) != os.getpid():
                 continue  # another ingest is writing right now
             shutil.rmtree(stale, ignore_errors=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

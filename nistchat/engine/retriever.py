@@ -87,15 +87,12 @@ class Retriever:
         first-pass retrieval is weak and `[retrieval.rewrite] enabled` (None: never rewrite)."""
         from .index import bm25_tokenize
 
-        from .second_dense import SecondDense
-
         self.rewriter = rewriter
         self.index = index
-        name = (config or settings.retrieval).second_embedder
-        self.second = SecondDense(index, settings.index_dir, settings.models_dir, name) if name else None
         self.models = models
         self.settings = settings
         self.config = config or settings.retrieval
+        self.second = self._second_for(self.config.second_embedder)
         self.tokenize = bm25_tokenize
         self.children = index.children
         self.parent_of = {c.id: c.parent_id for c in self.children}
@@ -434,9 +431,11 @@ class Retriever:
         if "expansion" in changes:
             clone._neighbours = None
         if "second_embedder" in changes:
-            from .second_dense import SecondDense
-
-            name = clone.config.second_embedder
-            clone.second = SecondDense(self.index, self.settings.index_dir, self.settings.models_dir, name) \
-                if name else None
+            clone.second = clone._second_for(clone.config.second_embedder)
         return clone
+
+    def _second_for(self, name: str):
+        """The second embedder's list for this index (second_dense.SecondDense); None when off."""
+        from .second_dense import SecondDense
+
+        return SecondDense(self.index, self.settings.index_dir, self.settings.models_dir, name) if name else None

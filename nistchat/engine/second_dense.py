@@ -30,7 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .index import EmbeddingCache, build_dense, text_key
+from .backends.select import local_model_path
+from .index import EmbeddingCache, build_dense, cache_dir_for, embed_children, text_key
+from .processes import pid_alive
 
 FAISS_FILE = "dense2.faiss"
 META_FILE = "dense2.json"
@@ -49,10 +51,6 @@ def fingerprint(children) -> str:
     return h.hexdigest()
 
 
-def cache_dir_for(index_dir: Path) -> Path:
-    return Path(index_dir).parent / "embcache"
-
-
 def read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -64,12 +62,6 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     os.replace(tmp, path)
-
-
-def model_path(models_dir: Path, name: str) -> Path:
-    from .backends.select import LOCAL_NAMES
-
-    return Path(models_dir) / LOCAL_NAMES.get(name, name)
 
 
 def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
@@ -89,22 +81,15 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
              "pid": os.getpid()}
     _write_json(progress_path, state)
     try:
-        embedder = SentenceTransformerEmbedder(model_path(models_dir, name), name=name)
+        embedder = SentenceTransformerEmbedder(local_model_path(models_dir, name), name=name)
         cache = EmbeddingCache(EmbeddingCache.path_for(cache_dir_for(index_dir), name, embedder.dim), embedder.dim)
-        keys = [text_key(c.text) for c in children]
-        missing = list(dict.fromkeys(k for k in keys if cache.get(k) is None))
-        text_of = {text_key(c.text): c.text for c in children}
-        state["done"] = len(children) - len(missing)
-        for i in range(0, len(missing), BATCH):
-            batch = missing[i:i + BATCH]
-            for key, vector in zip(batch, embedder.embed([text_of[k] for k in batch], batch_size=BATCH)):
-                cache.put(key, vector)
-            state["done"] = min(len(children), state["done"] + len(batch))
+
+        def progress(done: int, _total: int) -> None:
+            state["done"] = done
             _write_json(progress_path, state)
-            if (i // BATCH) % 10 == 9:
-                cache.save()  # an interrupted build resumes from here
+
+        vectors, _hits, embedded = embed_children(children, embedder, cache, batch_size=BATCH, on_batch=progress)
         cache.save()
-        vectors = np.stack([cache.get(k) for k in keys]).astype(np.float32)
         tmp = index_dir / f".{FAISS_FILE}.tmp{os.getpid()}"
         faiss.write_index(build_dense(vectors), str(tmp))
         os.replace(tmp, index_dir / FAISS_FILE)
@@ -113,7 +98,7 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
         _write_json(index_dir / META_FILE, meta)
         state.update(state="done", done=len(children), seconds=meta["seconds"])
         _write_json(progress_path, state)
-        log(f"second embedder {name}: {len(children)} children ({len(missing)} embedded) in {meta['seconds']} s")
+        log(f"second embedder {name}: {len(children)} children ({embedded} embedded) in {meta['seconds']} s")
         return state
     except Exception as exc:
         state.update(state="failed", error=f"{type(exc).__name__}: {exc}")
@@ -151,7 +136,7 @@ class SecondDense:
         self.reason = "not built yet"
 
     def installed(self) -> bool:
-        return model_path(self.models_dir, self.name).is_dir()
+        return local_model_path(self.models_dir, self.name).is_dir()
 
     def available(self) -> bool:
         with self._lock:
@@ -197,7 +182,7 @@ class SecondDense:
 
     def search(self, question: str, depth: int) -> list[tuple[int, float]]:
         """(children row, cosine) for the `depth` nearest children to the question."""
-        vector = query_embedder(model_path(self.models_dir, self.name), self.name).embed_query([question])
+        vector = query_embedder(local_model_path(self.models_dir, self.name), self.name).embed_query([question])
         depth = min(depth, self._dense.ntotal)
         scores, rows = self._dense.search(np.ascontiguousarray(vector, dtype=np.float32), depth)
         return [(int(r), float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
@@ -211,26 +196,14 @@ class SecondDense:
 
 def needs_build(index_dir: Path, models_dir: Path, name: str, index) -> bool:
     """The embedder is installed, and no finished, matching build exists and none is running."""
-    if not name or not model_path(models_dir, name).is_dir():
+    if not name or not local_model_path(models_dir, name).is_dir():
         return False
     meta = read_json(Path(index_dir) / META_FILE)
     if meta.get("embedder") == name and meta.get("fingerprint") == fingerprint(index.children):
         return False
     progress = read_json(Path(index_dir) / PROGRESS_FILE)
-    if progress.get("state") == "building" and _alive(progress.get("pid")):
+    if progress.get("state") == "building" and progress.get("pid") and pid_alive(progress["pid"]):
         return False
-    return True
-
-
-def _alive(pid) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

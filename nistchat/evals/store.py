@@ -19,6 +19,7 @@ from ..config import PROJECT_ROOT
 from ..engine.eval_answers import run_answers, subset
 from ..engine.eval_report import config_snapshot, headline
 from ..engine.evaluate import MODES, evaluate, load_golden, resolve_sets
+from ..engine.processes import pid_alive
 from ..extensions import db
 from ..models import EvalItem, EvalRun, utcnow
 
@@ -116,13 +117,7 @@ def _running_elsewhere(process: dict) -> bool:
         return False
     if process.get("host") != socket.gethostname() or process["pid"] == os.getpid():
         return True
-    try:
-        os.kill(process["pid"], 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(process["pid"])
 
 
 def mark_interrupted() -> list[int]:

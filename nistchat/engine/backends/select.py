@@ -52,9 +52,10 @@ class RoleState:
                 "reason": self.reason, "loaded": self.loaded, "error": self.error}
 
 
-def local_model_path(settings: Settings, name: str) -> Path:
+def local_model_path(models_dir: Path, name: str) -> Path:
+    """A well-known name's folder under `models_dir`; any other name is a path of its own."""
     folder = LOCAL_NAMES.get(name)
-    return settings.models_dir / folder if folder else Path(name).expanduser()
+    return Path(models_dir) / folder if folder else Path(name).expanduser()
 
 
 class ModelRegistry:
@@ -94,12 +95,12 @@ class ModelRegistry:
         emb_ollama = use_ollama and s.ollama_embedder
         states["embedder"] = (RoleState("embedder", "ollama", s.ollama_embedder, s.ollama_host, reason) if emb_ollama
                               else RoleState("embedder", "embedded", s.embedder,
-                                             str(local_model_path(paths, s.embedder)), "sentence-transformers, in-process"))
+                                             str(local_model_path(paths.models_dir, s.embedder)), "sentence-transformers, in-process"))
         if s.reranker.lower() in ("", "none", "off"):
             states["reranker"] = RoleState("reranker", "none", "-", "-", "disabled in config")
         else:
             states["reranker"] = RoleState("reranker", "embedded", s.reranker,
-                                           str(local_model_path(paths, s.reranker)), "sentence-transformers CrossEncoder")
+                                           str(local_model_path(paths.models_dir, s.reranker)), "sentence-transformers CrossEncoder")
         if use_ollama:
             states["reader"] = RoleState("reader", "ollama", s.reader_model, s.ollama_host, reason)
             if available is not None and ollama_backend.has_model(available, s.verifier_model):
