@@ -69,18 +69,6 @@ class BackendSettings:
 
 
 @dataclass
-class QueryExpansionSettings:
-    """BM25 query expansion: rare question words bring in the corpus words nearest to them."""
-    enabled: bool = setting(False, "expand rare question words with their nearest corpus words (off: no gain on "
-                                   "dev or test, and a slow start; docs/decisions.md)")
-    min_cos: float = setting(0.6, "nearest corpus words below this similarity are not added")
-    top: int = setting(3, "corpus words added per query word", minimum=0)
-    weight: float = setting(0.3, "an added word counts weight x cosine of a query word")
-    max_df: float = setting(0.03, "query words in more than this share of children are not expanded")
-    min_term_df: int = setting(2, "corpus words in fewer children than this are never added", minimum=1)
-
-
-@dataclass
 class BlendSettings:
     """The no-cross-encoder score blend (`fallback = "blend"`, score_blend.py)."""
     top_n: int = setting(50, "fused candidates re-scored", minimum=1)
@@ -108,11 +96,9 @@ class RetrievalSettings:
     dense_depth: int = setting(50, "children taken from FAISS", minimum=1)
     bm25_depth: int = setting(50, "children taken from BM25", minimum=1)
     rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
-    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "refs": 1.0, "count": 1.0,
-                             "dense2": 1.0, "rewrite_dense": 1.0, "rewrite_bm25": 1.0},
+    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "dense2": 1.0, "rewrite_dense": 1.0,
+                             "rewrite_bm25": 1.0},
                             "RRF weight of each ranked list")
-    refs_window: int = setting(10, "fused candidates whose 'see Table N' references are followed (0: off)", minimum=0)
-    count_window: int = setting(20, "'the six X': six-item lists/tables among this many fused ones (0: off)", minimum=0)
     exact_depth: int = setting(20, "children holding a query identifier verbatim (a third RRF list)", minimum=0)
     acronym_max_df: float = setting(0.15, "acronyms in more children than this share say nothing")
     definition_max_df: float = setting(0.5, "... unless the question asks what one stands for")
@@ -127,16 +113,9 @@ class RetrievalSettings:
     doc_aliases: dict = setting({}, "doc id -> extra names users call it by")
     max_per_section: int = setting(5, "passages from one heading path", minimum=1)
     max_per_figure: int = setting(1, "figure passages from one heading path", minimum=1)
-    pull_table_neighbours: bool = setting(False, "a table passage brings its neighbouring rows (off: no effect on "
-                                                 "dev or test)")
-    whole_lists: bool = setting(True, "list questions keep list/table passages whole ...")
-    whole_list_share: float = setting(0.6, "... while those take at most this share of the budget")
     join_split_prose: bool = setting(True, "a hit on the prose parent next to a chosen one joins its passage")
-    pull_announced: bool = setting(False, "a chosen lead-in ending in ':' brings the list or table it announces "
-                                          "(off: no effect on dev or test)")
     weighted_budget: bool = setting(True, "share the context budget by evidence weight (off: equal shares)")
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
-    expansion: QueryExpansionSettings = section(QueryExpansionSettings, "BM25 query expansion")
     blend: BlendSettings = section(BlendSettings, "the no-cross-encoder score blend")
     rewrite: RewriteSettings = section(RewriteSettings, "query rewriting with the local reader")
 
@@ -259,15 +238,9 @@ class Settings:
 # --ablate` can measure what each one is worth on dev and on test (docs/decisions.md keeps the results).
 RULES: dict[str, tuple[str, object]] = {
     "second_embedder": ("retrieval.second_embedder", ""),
-    "query_expansion": ("retrieval.expansion.enabled", False),
     "exact_identifiers": ("retrieval.exact_depth", 0),
-    "table_references": ("retrieval.refs_window", 0),
-    "count_lists": ("retrieval.count_window", 0),
     "named_document_scope": ("retrieval.scope_named_docs", False),
-    "table_neighbours": ("retrieval.pull_table_neighbours", False),
-    "whole_lists": ("retrieval.whole_lists", False),
     "join_split_prose": ("retrieval.join_split_prose", False),
-    "announced_lists": ("retrieval.pull_announced", False),
     "weighted_budget": ("retrieval.weighted_budget", False),
 }
 
@@ -363,7 +336,7 @@ def _build(kind, data: dict, prefix: str, base: Path, start):
 
 def updated(obj, changes: dict, label: str = ""):
     """A copy of a settings object (or one section) with `changes` applied and checked; nested
-    sections may be given as tables, e.g. updated(retrieval, {"expansion": {"enabled": False}})."""
+    sections may be given as tables, e.g. updated(retrieval, {"rewrite": {"enabled": False}})."""
     return _build(type(obj), changes, f"{label}." if label else "", Path.cwd(), obj)
 
 

@@ -32,9 +32,9 @@ def test_instance_overrides_defaults_and_env_overrides_instance(tmp_path):
 
 
 def test_nested_sections_keep_what_the_site_did_not_set(tmp_path):
-    write_site(tmp_path, "[retrieval.expansion]\nenabled = false\n[verify]\nmode = \"always\"\n")
+    write_site(tmp_path, "[retrieval.rewrite]\nenabled = true\n[verify]\nmode = \"always\"\n")
     s = load_settings(instance_dir=tmp_path, environ={})
-    assert s.retrieval.expansion.enabled is False and s.retrieval.expansion.top == 3
+    assert s.retrieval.rewrite.enabled is True and s.retrieval.rewrite.max_tokens == 64
     assert s.verify.mode == "always" and s.verify.max_checks == 10
 
 
@@ -50,7 +50,7 @@ def test_broken_site_config_is_a_clear_error(tmp_path):
     ('[web]\nport = 0\n', "'web.port' must be at least 1"),
     ('colour = "blue"\n', "unknown setting colour"),
     ('[retrieval]\nrrf = 60\n', "unknown setting retrieval.rrf"),
-    ('[retrieval.expansion]\nenabled = "yes please"\n', "must be true or false"),
+    ('[retrieval.rewrite]\nenabled = "yes please"\n', "must be true or false"),
     ('gguf = "x"\n', r"unknown setting gguf \(at the top level; it belongs under \[backends\]"),  # an old flat file
     ('[answer]\nk = 2.5\n', "'answer.k' must be a whole number"),
     ('[verify]\nmode = "sometimes"\n', "'verify.mode' must be one of high, always, never"),

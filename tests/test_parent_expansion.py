@@ -49,43 +49,6 @@ def test_identical_text_under_another_id_merges():
     assert decisions[0]["action"] == "merged-duplicate"
 
 
-def test_table_segment_pulls_its_siblings_in_document_order():
-    seg = dict(section=("Doc", "Table 1"), kind="table")
-    parents = {
-        "t1": P("t1", "Table 1 Cats\n| A | B |\n| --- | --- |\n| r1 | x |", next_id="t2", neighbours=["t2", "t3"], **seg),
-        "t2": P("t2", "| r2 | y |", prev_id="t1", next_id="t3", neighbours=["t1", "t3"], **seg),
-        "t3": P("t3", "| r3 | z |", prev_id="t2", neighbours=["t1", "t2"], **seg),
-        "p": P("p", "unrelated prose", section=("Doc", "Body")),
-    }
-    cands = [C("c2", "t2", 0.9), C("cp", "p", 0.5), C("c3", "t3", 0.4)]
-    passages, slots, _ = expand(cands, parents, "q", ExpandConfig(k=6, pull_table_neighbours=True))
-    assert [p.id for p in passages] == ["t2", "p"]  # t3's hit merges into the table passage
-    assert [pc.parent.id for pc in slots[0].pieces] == ["t1", "t2", "t3"]
-    assert passages[0].text.index("r1") < passages[0].text.index("r2") < passages[0].text.index("r3")
-    assert slots[0].hits == ["c2", "c3"]
-    off, _, _ = expand(cands, parents, "q", ExpandConfig(k=6, pull_table_neighbours=False))
-    assert [p.id for p in off] == ["t2", "p", "t3"] and "r1" not in off[0].text
-
-
-def test_a_lead_in_ending_with_a_colon_brings_the_list_it_announces():
-    parents = {
-        "lead": P("lead", "The report sorts monitoring into six categories:", next_id="items"),
-        "items": P("items", "- functionality\n- security", kind="list", prev_id="lead", next_id="after"),
-        "after": P("after", "- unrelated list", kind="list", prev_id="items"),
-        "end": P("end", "A sentence that ends with a full stop.", next_id="other"),
-        "other": P("other", "- a list in another section", kind="list", section=("Doc", "Next"), prev_id="end"),
-    }
-    on = ExpandConfig(k=6, pull_announced=True)  # a switch, off by default (docs/decisions.md)
-    passages, slots, _ = expand([C("c1", "lead", 0.9), C("c2", "end", 0.8)], parents, "q", on)
-    assert [pc.parent.id for pc in slots[0].pieces] == ["lead", "items"]
-    assert "security" in passages[0].text and "unrelated" not in passages[0].text
-    assert [pc.parent.id for pc in slots[1].pieces] == ["end"]  # no colon, and the list is in another section
-    later, slots, _ = expand([C("c1", "lead", 0.9), C("c3", "items", 0.5)], parents, "q", on)
-    assert len(later) == 1 and slots[0].hits == ["c1", "c3"]  # a hit on the announced list joins the lead-in
-    off, _, _ = expand([C("c1", "lead", 0.9)], parents, "q", ExpandConfig(k=6))
-    assert "security" not in off[0].text
-
-
 def test_budget_is_respected_and_small_passages_stay_whole():
     long_text = " ".join(f"Sentence number {i} talks about filler material." for i in range(200))
     parents = {"big": P("big", long_text), "small": P("small", "Short and complete.", section=("Doc", "B"))}
@@ -99,7 +62,7 @@ def test_budget_is_respected_and_small_passages_stay_whole():
 def test_trim_keeps_the_matching_sentence_and_marks_gaps():
     text = " ".join(f"Filler sentence {i} about nothing in particular." for i in range(60))
     text += " The six monitoring categories are listed in Table 1. " + text
-    piece = Piece(P("p", text), True, ["The six monitoring categories are listed in Table 1."])
+    piece = Piece(P("p", text), ["The six monitoring categories are listed in Table 1."])
     out = trim(piece, 60, {"monitoring", "categories"})
     assert "The six monitoring categories are listed in Table 1." in out
     assert ELLIPSIS in out and count_tokens(out) <= 60
@@ -108,7 +71,7 @@ def test_trim_keeps_the_matching_sentence_and_marks_gaps():
 def test_trim_keeps_table_header_with_matching_row():
     rows = "\n".join(f"| row {i} | filler value {i} |" for i in range(80))
     text = "Table 2 Things\n| Name | Value |\n| --- | --- |\n" + rows + "\n| target row | the answer |"
-    out = trim(Piece(P("t", text, kind="table"), True, ["| target row | the answer |"]), 40, set())
+    out = trim(Piece(P("t", text, kind="table"), ["| target row | the answer |"]), 40, set())
     lines = out.split("\n")
     assert lines[:3] == ["Table 2 Things", "| Name | Value |", "| --- | --- |"]
     assert "| target row | the answer |" in lines
@@ -133,7 +96,7 @@ def test_trim_splits_a_huge_row_and_keeps_the_matched_sentence():
           f"GOVERN 1.2: The characteristics of trustworthy AI are integrated. {filler} |"
     text = "Table 1 Govern\n| Categories | Subcategories |\n|---|---|\n" + row
     child = "NIST AI 100-1 | 5.1 Govern\nGOVERN 1.2: The characteristics of trustworthy AI are integrated."
-    out = trim(Piece(P("t", text, kind="table"), True, [child]), 60, {"govern", "1", "2"})
+    out = trim(Piece(P("t", text, kind="table"), [child]), 60, {"govern", "1", "2"})
     assert out.startswith("Table 1 Govern\n| Categories | Subcategories |\n|---|---|")
     assert "GOVERN 1.2: The characteristics of trustworthy AI are integrated." in out
     assert count_tokens(out) <= 60
@@ -144,7 +107,7 @@ def test_trim_prefers_the_row_of_the_best_ranked_matching_child():
     rows = [f"| ID {i} | task {i} text about data and models and more words here |" for i in range(12)]
     text = "Table 9 Tasks\n| ID | Task |\n| --- | --- |\n" + "\n".join(rows)
     hits = [rows[3]] + [r for i, r in enumerate(rows) if i != 3]
-    out = trim(Piece(P("t", text, kind="table"), True, hits), 45, set())
+    out = trim(Piece(P("t", text, kind="table"), hits), 45, set())
     assert rows[3] in out and rows[0] not in out  # one row fits: the best-ranked one, not the first
 
 
@@ -204,19 +167,3 @@ def test_a_joined_piece_brings_its_own_budget_share():
     assert [pc.parent.id for pc in slots[0].pieces] == ["a", "b"]
     assert slot_weight(slots[0]) == evidence_weight([1]) + evidence_weight([3])
     assert slot_weight(slots[0]) > evidence_weight([1, 3])  # not discounted as a repeat hit
-
-
-def test_list_questions_keep_lists_whole():
-    lst = P("lst", "The items:\n" + "\n".join(f"- item number {i} with a few words of its own" for i in range(12)),
-            section=("S", "lst"), kind="list")
-    others = {f"p{i}": P(f"p{i}", " ".join(f"word{i}_{j}" for j in range(200)), section=("S", f"p{i}"))
-              for i in range(3)}
-    parents = {"lst": lst, **others}
-    cands = [Candidate(f"p{i}-0", f"p{i}", 1.0 - i / 10) for i in range(3)] + [Candidate("lst-0", "lst", 0.1)]
-    size = count_tokens(lst.text)
-    budget = 2 * size + 100
-    trimmed, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget))
-    whole, _, _ = expand(cands, parents, "items", ExpandConfig(k=4, budget_tokens=budget, whole_lists=True))
-    assert trimmed[3].text != lst.text  # by rank weight the last passage gets a small share
-    assert whole[3].text == lst.text
-    assert sum(count_tokens(p.text) for p in whole) <= budget

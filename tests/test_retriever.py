@@ -9,7 +9,6 @@ import pytest
 from nistchat.engine.parent_expansion import count_tokens
 from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
 from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
-from nistchat.engine.shape import item_count
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
@@ -208,35 +207,6 @@ def test_blend_fallback_is_stated_in_the_trace(runtime):
         assert r.trace.stage("rerank").items and all("score" in it for it in r.trace.stage("rerank").items)
     default = runtime.retrieve("Which groups are underrepresented in AI standards work?")
     assert runtime.models.optional("reranker") is not None or "keep fused (RRF) order" in default.trace.stage("rerank").note
-
-
-def test_a_passage_referring_to_a_table_brings_the_table_into_the_fusion(runtime):
-    question = "What kinds of post-release oversight does the monitoring report group its work into?"
-    r = runtime.retrieve(question)
-    followed = [it["parent"] for it in r.trace.stage("refs").items]
-    table_1 = next(p.id for p in runtime.index.parents.values()
-                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
-    assert table_1 in followed  # a well-ranked passage says "(Table 1)"; the table itself ranks low on its own
-    fused = {it["parent"]: it for it in r.trace.stage("fuse").items}
-    assert "refs" in fused[table_1]["ranks"]
-    off = runtime.retriever.with_config(refs_window=0).retrieve(question)
-    assert off.trace.stage("refs").items == []
-
-
-def test_a_list_question_naming_a_count_lifts_lists_of_that_many_items(runtime):
-    question = ("What are the six kinds of post-deployment monitoring that NIST's report on monitoring "
-                "deployed AI systems uses to organise the field?")
-    r = runtime.retrieve(question)
-    table_1 = next(p for p in runtime.index.parents.values()
-                   if p.doc == "NIST.AI.800-4" and p.text.startswith("Table 1 "))
-    counted = [it["parent"] for it in r.trace.stage("count").items]
-    assert table_1.id in counted and item_count(table_1) == 6
-    assert all(item_count(runtime.index.parents[pid]) == 6 for pid in counted)
-    assert table_1.id in [p.id for p in r.passages]
-    off = runtime.retriever.with_config(count_window=0).retrieve(question)
-    assert off.trace.stage("count").items == [] and table_1.id not in [p.id for p in off.passages]
-    plain = runtime.retrieve("Why does post-deployment monitoring matter?")  # no count: no such list
-    assert plain.trace.stage("count").items == []
 
 
 def test_chosen_documents_limit_the_search_and_unknown_ids_are_refused(tiny_runtime):

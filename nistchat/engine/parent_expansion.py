@@ -1,12 +1,12 @@
-"""Stages 5-6: diversity caps, parent expansion, table-neighbour pull and the token budget.
+"""Stages 5-6: diversity caps, parent expansion and the token budget.
 
 Why: children are small so that search is precise, but the reader needs the semantic unit around
 a hit (the whole table, the list with its lead-in). Several children of one parent become one
 passage; a per-section cap (tighter for figures) stops near-duplicate chunks from filling the
-window; a table split into segments gets its sibling segments pulled in so a six-row table
-reaches the reader whole; and everything is fitted into `context_tokens`, shared by how strongly
-the ranking backs each passage (evidence_weight), trimming long parents around the sentences/rows
-that matched rather than cutting them blindly at the end.
+window; and everything is fitted into `context_tokens`, shared by how strongly the ranking backs
+each passage (evidence_weight), trimming long parents around the sentences/rows that matched
+rather than cutting them blindly at the end. (Pulling in a table's other segments, the list a
+lead-in announces, and keeping list passages whole were measured and removed: docs/decisions.md.)
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass, field
 
 from ..config import AnswerSettings, RetrievalSettings
-from .shape import LIST_KINDS
 from .text import estimate_tokens, ngrams, split_sentences
 from .types import Candidate, Parent, Passage
 
@@ -39,20 +38,15 @@ class ExpandConfig:
     budget_tokens: int = AnswerSettings.context_tokens
     max_per_section: int = RetrievalSettings.max_per_section  # distinct parents from one heading path
     max_per_figure: int = RetrievalSettings.max_per_figure  # distinct figure parents from one heading path (captions repeat)
-    pull_table_neighbours: bool = RetrievalSettings.pull_table_neighbours
     min_passage_tokens: int = 60  # below this a trimmed passage is useless: drop the tail instead
     weighted_budget: bool = RetrievalSettings.weighted_budget  # share the budget by evidence weight
     join_split_prose: bool = RetrievalSettings.join_split_prose  # a neighbouring prose hit joins a chosen passage
-    pull_announced: bool = RetrievalSettings.pull_announced  # a lead-in ending in ':' brings what it announces
-    whole_lists: bool = False  # a list question: list/table passages are kept whole first (see fit)
-    whole_list_share: float = RetrievalSettings.whole_list_share  # ... within this share of the budget
 
 
 @dataclass
 class Piece:
-    """One parent's text inside a passage: the hit parent itself or a pulled table neighbour."""
+    """One parent's text inside a passage: the hit parent, or a prose neighbour that joined it."""
     parent: Parent
-    hit: bool
     hit_texts: list[str] = field(default_factory=list)  # child texts that matched inside it
     hit_positions: list[int] = field(default_factory=list)  # their 1-based positions in the ranked list
 
@@ -75,43 +69,7 @@ def _cap_key(parent: Parent) -> tuple:
     return (parent.doc, tuple(parent.heading_path), parent.kind == "figure")
 
 
-def _table_siblings(parent: Parent, parents: dict[str, Parent]) -> list[Parent]:
-    """The other segments of a split table, in document order (neighbours that are tables of the doc)."""
-    if parent.kind != "table":
-        return []
-    sibs = [parents[n] for n in parent.neighbours if n in parents and n != parent.id]
-    return [s for s in sibs if s.kind == "table" and s.doc == parent.doc]
-
-
-def _doc_order(parent: Parent, parents: dict[str, Parent], members: list[Parent]) -> list[Parent]:
-    """Order a table's segments by following next_id links from the earliest one."""
-    ids = {m.id for m in members}
-    ordered, seen = [], set()
-    for start in members:
-        node = start
-        while node.prev_id in ids and node.prev_id not in seen and node.prev_id != start.id:
-            node = parents[node.prev_id]
-        while node and node.id in ids and node.id not in seen:
-            ordered.append(node)
-            seen.add(node.id)
-            node = parents.get(node.next_id) if node.next_id else None
-    return ordered + [m for m in members if m.id not in seen]
-
-
 _RUNNING_TEXT = ("prose",)
-
-
-def _announced(parent: Parent, parents: dict[str, Parent]) -> Parent | None:
-    """The list or table a prose parent announces: its text ends with a colon ("... organized into
-    the following groups:") and the next parent of the same section is that list/table. The lead-in
-    alone answers nothing; the items are the answer."""
-    if parent.kind not in _RUNNING_TEXT or not parent.text.rstrip().endswith(":") or not parent.next_id:
-        return None
-    nxt = parents.get(parent.next_id)
-    if nxt is None or nxt.kind not in LIST_KINDS or nxt.doc != parent.doc or \
-            nxt.heading_path != parent.heading_path:
-        return None
-    return nxt
 
 
 def _continued_in(parent: Parent, parents: dict[str, Parent], owner: dict) -> tuple | None:
@@ -135,7 +93,7 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
     """Walk the ranked candidates into at most k passages; returns (slots, cap decisions for the trace)."""
     child_text = child_text or {}
     slots: list[Slot] = []
-    owner: dict[str, Slot] = {}  # parent id -> slot holding it (as hit or pulled neighbour)
+    owner: dict[str, Slot] = {}  # parent id -> slot holding it
     per_key: dict[tuple, int] = {}
     capped: list[Candidate] = []
     decisions: list[dict] = []
@@ -146,9 +104,8 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
     def add_hit(slot: Slot, cand: Candidate, parent: Parent) -> None:
         piece = slot.piece(parent.id)
         if piece is None:
-            piece = Piece(parent, True)
+            piece = Piece(parent)
             slot.pieces.append(piece)
-        piece.hit = True
         if cand.child_id in child_text:
             piece.hit_texts.append(child_text[cand.child_id])
         piece.hit_positions.append(position[id(cand)])
@@ -161,18 +118,6 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
         seen_text.setdefault(_norm(parent.text), slot)
         key = _cap_key(parent)
         per_key[key] = per_key.get(key, 0) + 1
-        announced = _announced(parent, parents) if cfg.pull_announced else None
-        if announced is not None and announced.id not in owner:
-            slot.pieces.append(Piece(announced, False))
-            owner[announced.id] = slot
-        if cfg.pull_table_neighbours:
-            sibs = [s for s in _table_siblings(parent, parents) if s.id not in owner]
-            for sib in sibs:
-                slot.pieces.append(Piece(sib, False))
-                owner[sib.id] = slot
-            if sibs:
-                order = {p.id: i for i, p in enumerate(_doc_order(parent, parents, [p.parent for p in slot.pieces]))}
-                slot.pieces.sort(key=lambda p: order[p.parent.id])
         slots.append(slot)
         return slot
 
@@ -180,14 +125,14 @@ def select(candidates: list[Candidate], parents: dict[str, Parent], cfg: ExpandC
         parent = parents.get(cand.parent_id)
         if parent is None:
             continue
-        if parent.id in owner:  # duplicate child of a chosen parent, or a pulled table segment
+        if parent.id in owner:  # another child of a chosen parent
             add_hit(owner[parent.id], cand, parent)
             continue
         host = _continued_in(parent, parents, owner) if cfg.join_split_prose else None
         if host is not None:
             slot, neighbour = host
             at = slot.pieces.index(slot.piece(neighbour.id))
-            slot.pieces.insert(at if neighbour.prev_id == parent.id else at + 1, Piece(parent, True))
+            slot.pieces.insert(at if neighbour.prev_id == parent.id else at + 1, Piece(parent))
             owner[parent.id] = slot
             add_hit(slot, cand, parent)
             decisions.append({"child": cand.child_id, "parent": parent.id, "action": "joined-prose",
@@ -329,16 +274,13 @@ def _render(units: list[Unit], keep: set[int]) -> str:
     return "".join(out).strip()
 
 
-def _allocate(sizes: list[int], budget: int, weights: list[float] | None = None,
-              floor: int | list[int] = 0) -> list[int]:
-    """Weighted water-filling: every passage first gets its floor (`floor`, or `floor[i]` each), or
-    all of itself if smaller, then the rest is shared in proportion to `weights`; a passage whose
+def _allocate(sizes: list[int], budget: int, weights: list[float] | None = None, floor: int = 0) -> list[int]:
+    """Weighted water-filling: every passage first gets `floor` tokens, or all of itself if smaller, then the rest is shared in proportion to `weights`; a passage whose
     share exceeds its size keeps all of itself and the surplus is shared again among the others.
     Equal weights = equal shares."""
     n = len(sizes)
     weights = list(weights) if weights and sum(weights) > 0 else [1.0] * n
-    floors = floor if isinstance(floor, list) else [floor] * n
-    alloc = [min(s, f) for s, f in zip(sizes, floors)]
+    alloc = [min(s, floor) for s in sizes]
     left = budget - sum(alloc)
     open_ = [i for i in range(n) if sizes[i] > alloc[i]]
     while open_ and left > 0:
@@ -379,18 +321,10 @@ def _slot_text(slot: Slot, budget: int | None, terms: set[str]) -> str:
     full = [count_tokens(p.parent.text) for p in slot.pieces]
     if sum(full) <= budget:
         return "\n".join(p.parent.text.strip() for p in slot.pieces)
-    # Matched pieces share the budget by how strongly they matched; pulled neighbours (no match of
-    # their own) come along only whole and only if there is room left.
-    hit_pieces = [p for p in slot.pieces if p.hit]
-    sizes = [count_tokens(p.parent.text) for p in hit_pieces]
-    alloc = dict(zip(map(id, hit_pieces), _allocate(sizes, budget, [evidence_weight(p.hit_positions)
-                                                                      for p in hit_pieces])))
-    room = budget - sum(alloc.values())
-    for p in slot.pieces:
-        if not p.hit and count_tokens(p.parent.text) <= room:
-            alloc[id(p)] = count_tokens(p.parent.text)
-            room -= alloc[id(p)]
-    return "\n".join(trim(p, alloc[id(p)], terms) for p in slot.pieces if id(p) in alloc)
+    # The pieces (a parent and the prose neighbours that joined it) share the budget by how
+    # strongly they matched.
+    alloc = _allocate(full, budget, [evidence_weight(p.hit_positions) for p in slot.pieces])
+    return "\n".join(trim(p, a, terms) for p, a in zip(slot.pieces, alloc))
 
 
 def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[Slot]:
@@ -404,14 +338,7 @@ def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[S
     weights = [slot_weight(s) for s in slots] \
         if cfg.weighted_budget else None
     floor = cfg.min_passage_tokens if cfg.weighted_budget else 0
-    floors = [floor] * len(slots)
-    if cfg.whole_lists:  # a list answer trimmed to its best-matching items silently drops the rest
-        room = int(budget * cfg.whole_list_share)
-        for i, s in enumerate(slots):
-            if s.parent.kind in LIST_KINDS and floor < sizes[i] <= room:
-                floors[i] = sizes[i]
-                room -= sizes[i]
-    alloc = _allocate(sizes, budget, weights, floor=floors)
+    alloc = _allocate(sizes, budget, weights, floor=floor)
     for slot, size, a in zip(slots, sizes, alloc):
         slot.text = _slot_text(slot, None if size <= a else a, terms)
         slot.trimmed = size > a

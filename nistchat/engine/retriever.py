@@ -8,7 +8,6 @@ instance/config.toml, `config.RetrievalSettings`), never per-question rules.
 from __future__ import annotations
 
 import re
-import threading
 import time
 
 import numpy as np
@@ -18,11 +17,8 @@ from . import fusion
 from .catalog import Catalog
 from .parent_expansion import ExpandConfig, count_tokens, expand
 from .query import Query, prepare
-from .query_expansion import TermNeighbours
-from .references import CaptionIndex
 from .rerank import rerank
 from .score_blend import RULE as BLEND_RULE, blend
-from .shape import LIST_KINDS, item_count
 from .text import identifier_regex
 from .types import Candidate, Retrieval, Trace
 
@@ -53,13 +49,12 @@ class FastBM25:
         self.postings = {t: (np.asarray(rows[t], dtype=np.int64),
                              np.asarray(tfs[t], dtype=np.float64) * (bm25.idf.get(t) or 0.0)) for t in rows}
 
-    def scores(self, tokens: list[str], extra: list[tuple[str, float]] = ()) -> np.ndarray:
-        """BM25 of `tokens`, plus each (term, weight) of `extra` counted at that weight (expansion)."""
+    def scores(self, tokens: list[str]) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.float64)
-        for tok, weight in [(t, 1.0) for t in tokens] + list(extra):  # repeated tokens count again, as in BM25Okapi
+        for tok in tokens:  # repeated tokens count again, as in BM25Okapi
             post = self.postings.get(tok)
             if post is not None:
-                np.add.at(out, post[0], post[1] * weight)
+                np.add.at(out, post[0], post[1])
         return out
 
 
@@ -78,8 +73,7 @@ def unknown_docs_message(docs, known: list[str]) -> str:
 
 
 class Retriever:
-    """One per process (Runtime holds it); stateless per call, so safe to share across threads (the
-    expansion vocabulary is built once under a lock; its per-word cache only ever gains entries)."""
+    """One per process (Runtime holds it); stateless per call, so safe to share across threads."""
 
     def __init__(self, index, models, settings: Settings, config: RetrievalSettings | None = None,
                  rewriter=None):
@@ -103,12 +97,6 @@ class Retriever:
         self._lower = [c.text.lower() for c in self.children]
         self._patterns: dict = {}
         self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
-        self._neighbours = None  # TermNeighbours, built on the first hybrid query (embeds the vocabulary)
-        self._build_lock = threading.Lock()
-        self.captions = CaptionIndex(index.parents)
-        self.first_child: dict[str, str] = {}
-        for c in self.children:
-            self.first_child.setdefault(c.parent_id, c.id)
         self.catalog = Catalog.from_index(index, self.config.doc_aliases)
 
     # -- the two retrievers
@@ -119,12 +107,11 @@ class Retriever:
         scores, rows = self.index.dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), depth)
         return [(self.children[int(r)].id, float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
 
-    def _bm25(self, tokens: list[str], depth: int, extra: list[tuple[str, float]] = ()
-              ) -> tuple[list[tuple[str, float]], np.ndarray | None]:
+    def _bm25(self, tokens: list[str], depth: int) -> tuple[list[tuple[str, float]], np.ndarray | None]:
         """Top `depth` children by BM25, and the full score array (the exact list breaks ties with it)."""
         if self.fast_bm25 is None or not tokens:
             return [], None
-        scores = self.fast_bm25.scores(tokens, extra)
+        scores = self.fast_bm25.scores(tokens)
         return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)], scores
 
     def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None,
@@ -159,45 +146,6 @@ class Retriever:
         if docs:
             ranked = [(cid, s) for cid, s in ranked if self.doc_of.get(cid) in docs]
         return ranked[:depth]
-
-    def _neighbours_for(self, embedder) -> TermNeighbours | None:
-        """The vocabulary's nearest-term finder (query_expansion.py), built on first use (embeds ~4k words once)."""
-        cfg = self.config.expansion
-        if not cfg.enabled or self.fast_bm25 is None:
-            return None
-        with self._build_lock:
-            if self._neighbours is None:
-                self._neighbours = TermNeighbours(self.fast_bm25.postings, self.fast_bm25.n, embedder, cfg)
-        return self._neighbours
-
-    def _references(self, candidates: list[Candidate]) -> list[tuple[str, float]]:
-        """First children of the captioned tables/figures the candidates refer to ("see Table 1"),
-        in candidate order; a parent already among the candidates is not listed again."""
-        have = {c.parent_id for c in candidates}
-        out: list[tuple[str, float]] = []
-        for cand in candidates:
-            for pid in self.captions.referenced(self.child_text.get(cand.child_id, ""), self.doc_of.get(cand.child_id)):
-                if pid not in have and pid in self.first_child:
-                    have.add(pid)
-                    out.append((self.first_child[pid], 1.0))
-        return out
-
-    def _counted(self, candidates: list[Candidate], count: int | None) -> list[tuple[str, float]]:
-        """Candidates whose parent is a list or table of exactly `count` items, in fused order, one per
-        parent. "The six kinds of monitoring" is answered by a six-row table, which the retrievers
-        rank below prose that merely says "six categories". (Favouring every list for a list
-        question without a count pushes the wrong lists up: docs/decisions.md.)"""
-        if not count:
-            return []
-        seen: set[str] = set()
-        out: list[tuple[str, float]] = []
-        for cand in candidates:
-            parent = self.index.parents.get(cand.parent_id)
-            if parent is not None and parent.id not in seen and parent.kind in LIST_KINDS \
-                    and item_count(parent) == count:
-                seen.add(parent.id)
-                out.append((cand.child_id, 1.0))
-        return out
 
     def _bm25_by_row(self, scores: np.ndarray | None) -> dict[int, float]:
         """BM25 scores keyed by children row (BM25 positions skip short children)."""
@@ -252,8 +200,6 @@ class Retriever:
             embedder = self.models.get("embedder")
             if not self._warm:  # torch's first forward pass is ~0.5 s of one-off set-up
                 embedder.embed(["warm-up"])
-                if mode == "hybrid":
-                    self._neighbours_for(embedder)  # embeds the vocabulary once
                 self._warm = True
                 trace.notes.append(f"embedder loaded and warmed in {(time.perf_counter() - t) * 1000:.0f} ms "
                                    f"(not counted in timings)")
@@ -271,15 +217,11 @@ class Retriever:
         if query.rewritten:
             trace.notes.append(query.note)
         tokens = self.tokenize(query.search_text)
-        neighbours = self._neighbours_for(embedder) if mode == "hybrid" else None
 
         dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
             t = time.perf_counter()
-            pending = neighbours.pending(tokens) if neighbours else []
             vector = embedder.embed_query([query.search_text])
-            if pending:  # corpus-side words: embedded like the vocabulary they are compared with
-                neighbours.learn(pending, embedder.embed(pending))
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()
@@ -291,13 +233,11 @@ class Retriever:
         bm25_scores = None
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            extra = neighbours.expand(tokens) if neighbours else []
-            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * over, extra)
+            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * over)
             sparse = self._scoped(sparse, named, cfg.bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
-                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}"
-                      + (f"; expanded with {[(t, round(w, 2)) for t, w in extra]}" if extra else ""))
+                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
 
         rewritten = self._rewrite(query.search_text, dense, named, over, trace) if mode == "hybrid" else {}
         if mode == "hybrid":
@@ -310,20 +250,6 @@ class Retriever:
                                                         f"{query.identifiers or 'none'}")
             lists = {"dense": dense, "bm25": sparse, "exact": exact, **rewritten}
             fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
-            refs = self._references(fused[: cfg.refs_window])
-            trace.add("refs", 0.0, self._items(refs), f"tables/figures referred to by the top {cfg.refs_window} "
-                                                      f"fused candidates")
-            if refs:
-                lists["refs"] = refs
-                fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
-            count = query.list_count
-            counted = self._counted(fused[: cfg.count_window], count)
-            trace.add("count", 0.0, self._items(counted),
-                      f"lists/tables of {count} items among the top {cfg.count_window} fused" if count
-                      else "not a list question that names an item count")
-            if counted:
-                lists["count"] = counted
-                fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
             fuse_note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
         else:
             fused = fusion.single(mode, dense or sparse, self.parent_of)
@@ -354,10 +280,8 @@ class Retriever:
 
         t = time.perf_counter()
         ecfg = ExpandConfig(k=k, budget_tokens=self.settings.answer.context_tokens, max_per_section=cfg.max_per_section,
-                            max_per_figure=cfg.max_per_figure, pull_table_neighbours=cfg.pull_table_neighbours,
-                            whole_lists=query.wants_list and cfg.whole_lists,
-                            whole_list_share=cfg.whole_list_share, join_split_prose=cfg.join_split_prose,
-                            pull_announced=cfg.pull_announced, weighted_budget=cfg.weighted_budget)
+                            max_per_figure=cfg.max_per_figure, join_split_prose=cfg.join_split_prose,
+                            weighted_budget=cfg.weighted_budget)
         passages, slots, decisions = expand(result.candidates, self.index.parents, query.text, ecfg, self.child_text)
         timings["expand"] = (time.perf_counter() - t) * 1000
         tokens = sum(count_tokens(p.text) for p in passages)
@@ -428,8 +352,6 @@ class Retriever:
         clone = object.__new__(Retriever)
         clone.__dict__.update(self.__dict__)
         clone.config = updated(self.config, changes, "retrieval")
-        if "expansion" in changes:
-            clone._neighbours = None
         if "second_embedder" in changes:
             clone.second = clone._second_for(clone.config.second_embedder)
         return clone
