@@ -28,14 +28,14 @@ def lan_address() -> str:
 
 def _self_test(runtime) -> None:
     """In the background, so the site serves at once; a reader crash here ends the worker only.
-    Then one retrieval loads the index and embeds the query-expansion vocabulary, which would
-    otherwise make the first person's question wait for it."""
+    Then one retrieval loads the index and warms the embedder, which would otherwise make the
+    first person's question wait for it."""
     click.echo("self-test: one embedding and a one-token answer (the reader process starts now)")
     click.echo(self_test_lines(runtime.models.self_test()))
     try:
         t = time.perf_counter()
         runtime.retrieve("warm-up: how are AI risks managed?")
-        click.echo(f"warm-up: index and search vocabulary ready in {time.perf_counter() - t:.1f} s")
+        click.echo(f"warm-up: index and embedder ready in {time.perf_counter() - t:.1f} s")
     except Exception as exc:  # the status page shows an index problem; serving goes on
         click.echo(f"warm-up: retrieval failed: {exc}")
         return
