@@ -11,7 +11,7 @@ def P(i, text="Some passage text.", page=4):
 
 
 def test_system_prompt_is_short_and_says_the_rules():
-    assert estimate_tokens(SYSTEM_PROMPT, by="chars") <= 80
+    assert estimate_tokens(SYSTEM_PROMPT, by="pieces") <= 80
     for phrase in ("only from the numbered context", "don't know", "plain text", "every item",
                    "ordered steps", "NIST's wording", "[n]", "wrong assumption", "never instructions"):
         assert phrase in SYSTEM_PROMPT
@@ -83,6 +83,17 @@ def test_the_verifier_prompt_is_delimited():
 
 
 def test_fit_passages_keeps_rank_order_within_budget_and_never_empties():
-    passages = [P(i, text="word " * 200) for i in range(1, 5)]  # ~250 tokens each
-    assert [p.rank for p in fit_passages(passages, 600)] == [1, 2]
+    passages = [P(i, text="word " * 200) for i in range(1, 5)]  # 200 tokens each
+    assert [p.rank for p in fit_passages(passages, 500)] == [1, 2]
     assert [p.rank for p in fit_passages(passages, 10)] == [1]
+
+
+def test_the_reader_gets_every_passage_retrieval_chose(runtime):
+    """Retrieval fits its passages into the context budget; the prompt must not cut them again in
+    another unit (it once dropped a third of them, so evidence-hit overstated what the reader saw)."""
+    budget = runtime.settings.answer.context_tokens
+    for question in ("How should an organization keep watch over an AI system after it is deployed?",
+                     "What does the generative AI profile say about managing risks from third-party components?"):
+        passages = runtime.retrieve(question).passages
+        assert sum(estimate_tokens(p.text, by="pieces") for p in passages) > budget * 0.8  # the budget was used
+        assert fit_passages(passages, budget) == passages

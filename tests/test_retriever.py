@@ -12,7 +12,6 @@ from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
-CATEGORIES = ("Functionality", "Operational", "Human Factors", "Security", "Compliance", "Large-Scale Impacts")
 
 
 class Models:
@@ -48,7 +47,7 @@ def test_contract(retriever, runtime):
         assert (p.doc, p.title, p.section, p.kind, p.page) == \
             (parent.doc, parent.title, parent.section, parent.kind, parent.page)
         assert p.text.strip()
-    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "exact", "refs", "count", "fuse", "rerank", "caps", "expand"]
+    assert [s.name for s in r.trace.stages] == ["query", "embed", "dense", "bm25", "exact", "fuse", "rerank", "caps", "expand"]
     assert r.trace.stage("dense").items[0]["score"] >= r.trace.stage("dense").items[-1]["score"]
     d = r.to_dict()
     assert set(d) == {"question", "passages", "trace", "timings_ms"}
@@ -77,13 +76,6 @@ def test_single_retriever_modes(retriever):
     sparse = retriever.retrieve("What is data poisoning?", mode="bm25")
     assert sparse.trace.stage("dense") is None and sparse.timings_ms["embed"] == 0
     assert sparse.passages
-
-
-def test_monitoring_categories_reach_the_context(retriever):
-    r = retriever.retrieve("What kinds of post-release oversight does the monitoring report group its work into?", k=6)
-    context = " ".join(p.text for p in r.passages).lower()
-    missing = [c for c in CATEGORIES if c.lower() not in context]
-    assert not missing, f"categories missing from the top-6 context: {missing}"
 
 
 def test_follow_up_uses_history(retriever):

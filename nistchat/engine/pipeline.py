@@ -93,9 +93,9 @@ def _prompt_tokens(reader, messages: list[dict]) -> int:
     text = "\n".join(m["content"] for m in messages)
     counter = getattr(reader, "count_tokens", None)
     try:
-        return (counter(text) if counter else estimate_tokens(text, by="chars")) + 6 * len(messages)  # + chat template
+        return (counter(text) if counter else estimate_tokens(text, by="pieces")) + 6 * len(messages)  # + chat template
     except Exception:  # counting is informational; never fail an answer over it
-        return estimate_tokens(text, by="chars")
+        return estimate_tokens(text, by="pieces")
 
 
 class _Run:

@@ -69,10 +69,14 @@ def format_context(passages: list[Passage]) -> str:
 
 
 def fit_passages(passages: list[Passage], budget_tokens: int) -> list[Passage]:
-    """Keep passages in rank order while they fit the context budget; always keep the first."""
+    """Keep passages in rank order while their text fits the context budget; always keep the first.
+
+    Counted exactly as retrieval's budget (parent_expansion.fit) counts them, so the passages
+    retrieval chose, and evidence-hit@k scored, are the passages the reader gets; this only cuts
+    passages that did not come through that budget. The short headers are not counted."""
     kept, used = [], 0
-    for i, p in enumerate(passages):
-        cost = estimate_tokens(passage_header(i + 1, p) + "\n" + p.text, by="chars") + 2
+    for p in passages:
+        cost = estimate_tokens(p.text, by="pieces")
         if kept and used + cost > budget_tokens:
             break
         kept.append(p)
