@@ -1,5 +1,6 @@
 """Caps, parent mapping, duplicate merge, table-neighbour pull and the token budget, on hand-built parents."""
-from nistchat.engine.parent_expansion import ELLIPSIS, ExpandConfig, count_tokens, expand, select, trim, Piece
+from nistchat.engine.parent_expansion import ELLIPSIS, ExpandConfig, expand, select, trim, Piece
+from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Candidate, Parent
 
 

@@ -1,7 +1,7 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
 from nistchat.engine.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
                                     format_context, history_window, neutralise)
-from nistchat.engine.text import estimate_tokens
+from nistchat.engine.text import count_tokens, estimate_tokens
 from nistchat.engine.types import Passage
 
 
@@ -95,5 +95,5 @@ def test_the_reader_gets_every_passage_retrieval_chose(runtime):
     for question in ("How should an organization keep watch over an AI system after it is deployed?",
                      "What does the generative AI profile say about managing risks from third-party components?"):
         passages = runtime.retrieve(question).passages
-        assert sum(estimate_tokens(p.text, by="pieces") for p in passages) > budget * 0.8  # the budget was used
+        assert sum(count_tokens(p.text) for p in passages) > budget * 0.8  # the budget was used
         assert fit_passages(passages, budget) == passages

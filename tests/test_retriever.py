@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nistchat.engine.parent_expansion import count_tokens
+from nistchat.engine.text import count_tokens
 from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
 from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
 from nistchat.engine.types import Retrieval

@@ -69,7 +69,7 @@ def retrieve(question: str | None, as_json: bool, k: int, batch: Path | None, mo
 @click.option("--top", default=12, show_default=True, type=click.IntRange(1, 50), help="Rows per list.")
 def diagnose(question: str, k: int, mode: str, top: int) -> None:
     """Replay every retrieval stage for QUESTION: lists, fusion cut, rerank, parents, context."""
-    from ..engine.parent_expansion import count_tokens
+    from ..engine.text import count_tokens
 
     runtime = cli_runtime()
     with friendly_errors():

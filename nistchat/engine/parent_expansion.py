@@ -15,15 +15,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..config import AnswerSettings, RetrievalSettings
-from .text import estimate_tokens, ngrams, split_sentences
+from .text import count_tokens, ngrams, split_sentences
 from .types import Candidate, Parent, Passage
 
 ELLIPSIS = "[…]"
-
-
-def count_tokens(text: str) -> int:
-    """Tokens in the unit the context budget is set in (text.estimate_tokens by "pieces")."""
-    return estimate_tokens(text, by="pieces")
 
 
 def _norm(text: str) -> str:

@@ -18,7 +18,7 @@ from .generate import stream_answer
 from .prompt import build_messages, fit_passages
 from .queue import ReaderQueue, Ticket
 from .risk import Risk, classify
-from .text import estimate_tokens, split_sentences
+from .text import count_tokens, split_sentences
 from .types import Event, Passage, Trace, Verdict
 from .verify import (count_mismatch, restates_question, says_dont_know, should_retry,
                      support_counts, support_score, ungrounded_verdicts, verify_sentences)
@@ -93,9 +93,9 @@ def _prompt_tokens(reader, messages: list[dict]) -> int:
     text = "\n".join(m["content"] for m in messages)
     counter = getattr(reader, "count_tokens", None)
     try:
-        return (counter(text) if counter else estimate_tokens(text, by="pieces")) + 6 * len(messages)  # + chat template
+        return (counter(text) if counter else count_tokens(text)) + 6 * len(messages)  # + chat template
     except Exception:  # counting is informational; never fail an answer over it
-        return estimate_tokens(text, by="pieces")
+        return count_tokens(text)
 
 
 class _Run:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .text import estimate_tokens
+from .text import count_tokens
 from .types import Passage
 
 SYSTEM_PROMPT = (
@@ -71,12 +71,12 @@ def format_context(passages: list[Passage]) -> str:
 def fit_passages(passages: list[Passage], budget_tokens: int) -> list[Passage]:
     """Keep passages in rank order while their text fits the context budget; always keep the first.
 
-    Counted exactly as retrieval's budget (parent_expansion.fit) counts them, so the passages
+    Counted as retrieval's budget (parent_expansion.fit) counts them, so the passages
     retrieval chose, and evidence-hit@k scored, are the passages the reader gets; this only cuts
     passages that did not come through that budget. The short headers are not counted."""
     kept, used = [], 0
     for p in passages:
-        cost = estimate_tokens(p.text, by="pieces")
+        cost = count_tokens(p.text)
         if kept and used + cost > budget_tokens:
             break
         kept.append(p)

@@ -15,11 +15,11 @@ import numpy as np
 from ..config import RetrievalSettings, Settings, updated
 from . import fusion
 from .catalog import Catalog
-from .parent_expansion import ExpandConfig, count_tokens, expand
+from .parent_expansion import ExpandConfig, expand
 from .query import Query, prepare
 from .rerank import rerank
 from .score_blend import RULE as BLEND_RULE, blend
-from .text import identifier_regex
+from .text import count_tokens, identifier_regex
 from .types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")

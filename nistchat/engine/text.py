@@ -146,6 +146,12 @@ def estimate_tokens(text: str, *, by: str) -> int:
     raise ValueError(f"token unit must be one of {TOKEN_UNITS}, got {by!r}")
 
 
+def count_tokens(text: str) -> int:
+    """Tokens in the context budget's unit: retrieval fits the passages into `answer.context_tokens`
+    with it, and the prompt checks them with it, so both see the same passages."""
+    return estimate_tokens(text, by="pieces")
+
+
 # --------------------------------------------------------------------------------------------
 # Word n-grams
 
