@@ -69,18 +69,6 @@ class BackendSettings:
 
 
 @dataclass
-class BlendSettings:
-    """The no-cross-encoder score blend (`fallback = "blend"`, score_blend.py)."""
-    top_n: int = setting(50, "fused candidates re-scored", minimum=1)
-    dense: float = setting(0.5, "weight of the dense score")
-    bm25: float = setting(0.5, "weight of the BM25 score")
-    exact: float = setting(0.5, "weight of a verbatim identifier or acronym definition")
-    list_bonus: float = setting(0.1, "list question, candidate inside a list or table")
-    count_bonus: float = setting(0.5, "... with as many items as the question names")
-    doc_bonus: float = setting(0.2, "candidate from a document the question names")
-
-
-@dataclass
 class RewriteSettings:
     """Query rewriting with the local reader (HyDE, query_rewrite.py) when first-pass retrieval is weak."""
     enabled: bool = setting(False, "search a short passage the reader writes alongside the question")
@@ -104,8 +92,6 @@ class RetrievalSettings:
     definition_max_df: float = setting(0.5, "... unless the question asks what one stands for")
     parent_decay: float = setting(0.0, "weight of a parent's 2nd, 3rd... matching child (0 = best child only)")
     rerank_top_n: int = setting(20, "fused candidates the cross-encoder sees", minimum=1)
-    fallback: str = setting("fused", "no cross-encoder: fused keeps the RRF order, blend re-scores",
-                            choices=("fused", "blend"))
     second_embedder: str = setting("embeddinggemma-300m", "its dense list is fused too, once `nistchat serve` has "
                                    "built its vectors in the background (empty: off; engine/second_dense.py)",
                                    env="NISTCHAT_SECOND_EMBEDDER")
@@ -116,7 +102,6 @@ class RetrievalSettings:
     join_split_prose: bool = setting(True, "a hit on the prose parent next to a chosen one joins its passage")
     weighted_budget: bool = setting(True, "share the context budget by evidence weight (off: equal shares)")
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
-    blend: BlendSettings = section(BlendSettings, "the no-cross-encoder score blend")
     rewrite: RewriteSettings = section(RewriteSettings, "query rewriting with the local reader")
 
 

@@ -175,11 +175,11 @@ def test_asking_what_a_common_acronym_stands_for_finds_its_definition(retriever)
     assert not retriever.retrieve("How should GAI risks be governed?").trace.stage("exact").items
 
 
-def test_retrieval_config_rejects_unknown_fallback_settings():
-    with pytest.raises(ConfigError, match="fallback"):
-        updated(RetrievalSettings(), {"fallback": "magic"}, "retrieval")
-    with pytest.raises(ConfigError, match="unknown setting retrieval.blend.nope"):
-        updated(RetrievalSettings(), {"blend": {"nope": 1}}, "retrieval")
+def test_retrieval_config_rejects_unknown_settings():
+    with pytest.raises(ConfigError, match="unknown setting retrieval.fallback"):
+        updated(RetrievalSettings(), {"fallback": "blend"}, "retrieval")  # removed: no longer a setting
+    with pytest.raises(ConfigError, match="unknown setting retrieval.rewrite.nope"):
+        updated(RetrievalSettings(), {"rewrite": {"nope": 1}}, "retrieval")
 
 
 def test_named_document_scopes_the_search(runtime):
@@ -189,16 +189,6 @@ def test_named_document_scopes_the_search(runtime):
     everything = runtime.retriever.with_config(scope_named_docs=False).retrieve(
         "What does the Generative AI Profile say about confabulation?")
     assert everything.trace.stage("query").items[0]["documents"] == []
-
-
-def test_blend_fallback_is_stated_in_the_trace(runtime):
-    r = runtime.retriever.with_config(fallback="blend").retrieve("Which groups are underrepresented in AI standards work?")
-    note = r.trace.stage("rerank").note
-    if runtime.models.optional("reranker") is None:
-        assert "fallback: blend of min-max normalised dense, BM25" in note
-        assert r.trace.stage("rerank").items and all("score" in it for it in r.trace.stage("rerank").items)
-    default = runtime.retrieve("Which groups are underrepresented in AI standards work?")
-    assert runtime.models.optional("reranker") is not None or "keep fused (RRF) order" in default.trace.stage("rerank").note
 
 
 def test_chosen_documents_limit_the_search_and_unknown_ids_are_refused(tiny_runtime):

@@ -3,9 +3,9 @@
 Why only the top N: a cross-encoder reads query and passage together, which is what separates
 "mentions the words" from "answers the question", but it costs a model call per pair, so it sees
 only the head of the fused list; the tail keeps its fused order below the reranked head.
-When no reranker can be loaded the stage says so and applies a stated fallback rule instead of
-failing or hiding the gap: the caller's `fallback` (search passes score_blend.blend and its RULE), or
-FALLBACK, keeping the fused order.
+When no reranker can be loaded the stage says so and keeps the fused order (FALLBACK) instead of
+failing or hiding the gap. (A score blend with list and document priors was the fallback once; it
+lost on both dev and test and was removed: docs/decisions.md.)
 """
 from __future__ import annotations
 
@@ -26,18 +26,11 @@ class RerankResult:
 
 
 def rerank(query: str, candidates: list[Candidate], reranker, *, top_n: int,
-           text_of: Callable[[Candidate], str], missing_reason: str = "",
-           fallback: Callable[[list[Candidate]], list[Candidate]] | None = None,
-           fallback_rule: str = "", fallback_key: str = "blend") -> RerankResult:
-    """Reorder the first `top_n` candidates by cross-encoder score; the rest follow unchanged.
-    Without a reranker, `fallback` (described by `fallback_rule`) reorders instead, if given."""
+           text_of: Callable[[Candidate], str], missing_reason: str = "") -> RerankResult:
+    """Reorder the first `top_n` candidates by cross-encoder score; the rest follow unchanged."""
     if reranker is None:
         why = missing_reason or "no reranker loaded"
-        if fallback is None:
-            return RerankResult(list(candidates), False, f"reranker unavailable ({why}); fallback: {FALLBACK}")
-        out = fallback(list(candidates))
-        scored = [(c.child_id, c.scores[fallback_key]) for c in out if fallback_key in c.scores]
-        return RerankResult(out, False, f"reranker unavailable ({why}); fallback: {fallback_rule}", scored)
+        return RerankResult(list(candidates), False, f"reranker unavailable ({why}); fallback: {FALLBACK}")
     if top_n <= 0 or not candidates:
         return RerankResult(list(candidates), False, f"rerank disabled (top_n={top_n}); fallback: {FALLBACK}")
     head, tail = candidates[:top_n], candidates[top_n:]

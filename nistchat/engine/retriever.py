@@ -18,7 +18,6 @@ from .catalog import Catalog
 from .parent_expansion import ExpandConfig, expand
 from .query import Query, prepare
 from .rerank import rerank
-from .score_blend import RULE as BLEND_RULE, blend
 from .text import count_tokens, identifier_regex
 from .types import Candidate, Retrieval, Trace
 
@@ -262,15 +261,9 @@ class Retriever:
 
         t = time.perf_counter()
         reranker = self.models.optional("reranker")
-        fallback = None
-        if mode == "hybrid" and cfg.fallback == "blend":
-            bcfg = cfg.blend
-            fallback = lambda cands: blend(cands, lists, self.index.parents, bcfg,  # noqa: E731
-                                           wants_list=query.wants_list, count=query.count, docs=named)
         result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
                         text_of=lambda c: self.child_text.get(c.child_id, ""),
-                        missing_reason="" if reranker else self.models.reason_missing("reranker"),
-                        fallback=fallback, fallback_rule=BLEND_RULE)
+                        missing_reason="" if reranker else self.models.reason_missing("reranker"))
         timings["rerank"] = (time.perf_counter() - t) * 1000
         trace.add("rerank", timings["rerank"],
                   [{"child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6)}
