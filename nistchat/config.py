@@ -81,9 +81,10 @@ class RewriteSettings:
 
 @dataclass
 class RetrievalSettings:
-    dense_depth: int = setting(100, "children taken from FAISS (each embedder; 100 chosen on dev: docs/decisions.md)",
-                               minimum=1)
-    bm25_depth: int = setting(100, "children taken from BM25", minimum=1)
+    dense_depth: int = setting(50, "children taken from FAISS (without the second embedder)", minimum=1)
+    bm25_depth: int = setting(50, "children taken from BM25 (without the second embedder)", minimum=1)
+    depth_with_second: int = setting(100, "children each list gives RRF while the second embedder's list is in "
+                                          "use (chosen on dev: docs/decisions.md)", minimum=1)
     rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
     weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "dense2": 4.0, "rewrite_dense": 1.0,
                              "rewrite_bm25": 1.0},

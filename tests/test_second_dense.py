@@ -41,8 +41,10 @@ def runtime_over(data, light_runtime, name=SECOND) -> Runtime:
 
 def test_retrieval_works_without_it_and_says_why_until_it_is_built(data, light_runtime):
     rt = runtime_over(data, light_runtime)
-    stage = rt.retrieve("How are widgets reviewed before release?").trace.stage("dense2")
+    r = rt.retrieve("How are widgets reviewed before release?")
+    stage = r.trace.stage("dense2")
     assert stage.items == [] and "not built yet" in stage.note
+    assert r.trace.stage("dense").note.endswith(f"depth {rt.settings.retrieval.dense_depth}")  # alone: not deeper
     assert rt.retriever.second.state()["ready"] is False
 
 
@@ -56,6 +58,9 @@ def test_the_build_writes_vectors_progress_and_a_record_then_its_list_is_fused(d
 
     r = rt.retrieve("How are widgets reviewed before release?")
     assert r.trace.stage("dense2").items and r.trace.stage("dense2").ms > 0
+    deeper = rt.settings.retrieval.depth_with_second
+    assert deeper != rt.settings.retrieval.dense_depth
+    assert all(r.trace.stage(name).note.endswith(f"depth {deeper}") for name in ("dense", "dense2"))
     assert any("dense2" in c["ranks"] for c in r.trace.stage("fuse").items)
     assert rt.retriever.second.state() == {"embedder": SECOND, "ready": True, "reason": "",
                                            "progress": json.loads((data / "index" / PROGRESS_FILE).read_text())}

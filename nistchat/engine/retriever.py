@@ -216,6 +216,10 @@ class Retriever:
         if query.rewritten:
             trace.notes.append(query.note)
         tokens = self.tokenize(query.search_text)
+        # With the second embedder in use, the other lists reach deeper: their votes then decide among
+        # its candidates; alone, deeper lists only add noise (docs/decisions.md, "List depth").
+        second = mode == "hybrid" and self.second is not None and self.second.available()
+        dense_depth, bm25_depth = (cfg.depth_with_second,) * 2 if second else (cfg.dense_depth, cfg.bm25_depth)
 
         dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
@@ -224,23 +228,23 @@ class Retriever:
             timings["embed"] = (time.perf_counter() - t) * 1000
             trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
             t = time.perf_counter()
-            dense = self._scoped(self._dense(vector[0], cfg.dense_depth * over), named, cfg.dense_depth)
+            dense = self._scoped(self._dense(vector[0], dense_depth * over), named, dense_depth)
             timings["dense"] = (time.perf_counter() - t) * 1000
-            trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {cfg.dense_depth}")
+            trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {dense_depth}")
 
         sparse: list[tuple[str, float]] = []
         bm25_scores = None
         if mode in ("hybrid", "bm25"):
             t = time.perf_counter()
-            sparse, bm25_scores = self._bm25(tokens, cfg.bm25_depth * over)
-            sparse = self._scoped(sparse, named, cfg.bm25_depth)
+            sparse, bm25_scores = self._bm25(tokens, bm25_depth * over)
+            sparse = self._scoped(sparse, named, bm25_depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
             trace.add("bm25", timings["bm25"], self._items(sparse),
-                      f"BM25 tokens {tokens}, depth {cfg.bm25_depth}")
+                      f"BM25 tokens {tokens}, depth {bm25_depth}")
 
         rewritten = self._rewrite(query.search_text, dense, named, over, trace) if mode == "hybrid" else {}
         if mode == "hybrid":
-            rewritten.update(self._second_dense(query.search_text, named, over, trace))
+            rewritten.update(self._second_dense(query.search_text, named, over, trace, cfg.depth_with_second))
 
         t = time.perf_counter()
         if mode == "hybrid":
@@ -292,8 +296,8 @@ class Retriever:
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count)
 
-    def _second_dense(self, search_text: str, named: list[str], over: int,
-                      trace: Trace) -> dict[str, list[tuple[str, float]]]:
+    def _second_dense(self, search_text: str, named: list[str], over: int, trace: Trace,
+                      depth: int) -> dict[str, list[tuple[str, float]]]:
         """The second embedder's ranked list ("dense2") once its vectors are built; {} until then."""
         if self.second is None:
             return {}
@@ -301,7 +305,6 @@ class Retriever:
             trace.add("dense2", 0.0, [], f"second embedder {self.second.name} not in use: {self.second.reason}")
             return {}
         t = time.perf_counter()
-        depth = self.config.dense_depth
         try:
             found = self.second.search(search_text, depth * over)
         except Exception as exc:  # a broken model file costs this list, never the answer
