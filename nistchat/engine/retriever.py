@@ -244,7 +244,7 @@ class Retriever:
 
         rewritten = self._rewrite(query.search_text, dense, named, over, trace) if mode == "hybrid" else {}
         if mode == "hybrid":
-            rewritten.update(self._second_dense(query.search_text, named, over, trace, cfg.depth_with_second))
+            rewritten.update(self._second_dense(query.search_text, named, over, trace))
 
         t = time.perf_counter()
         if mode == "hybrid":
@@ -296,8 +296,8 @@ class Retriever:
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count)
 
-    def _second_dense(self, search_text: str, named: list[str], over: int, trace: Trace,
-                      depth: int) -> dict[str, list[tuple[str, float]]]:
+    def _second_dense(self, search_text: str, named: list[str], over: int,
+                      trace: Trace) -> dict[str, list[tuple[str, float]]]:
         """The second embedder's ranked list ("dense2") once its vectors are built; {} until then."""
         if self.second is None:
             return {}
@@ -305,6 +305,7 @@ class Retriever:
             trace.add("dense2", 0.0, [], f"second embedder {self.second.name} not in use: {self.second.reason}")
             return {}
         t = time.perf_counter()
+        depth = self.config.depth_with_second
         try:
             found = self.second.search(search_text, depth * over)
         except Exception as exc:  # a broken model file costs this list, never the answer
