@@ -1,7 +1,7 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
 from nistchat.engine.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
                                     format_context, history_window, neutralise)
-from nistchat.engine.text import count_tokens, estimate_tokens
+from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage
 
 
@@ -11,7 +11,7 @@ def P(i, text="Some passage text.", page=4):
 
 
 def test_system_prompt_is_short_and_says_the_rules():
-    assert estimate_tokens(SYSTEM_PROMPT, by="pieces") <= 80
+    assert count_tokens(SYSTEM_PROMPT) <= 80
     for phrase in ("only from the numbered context", "don't know", "plain text", "every item",
                    "ordered steps", "NIST's wording", "[n]", "wrong assumption", "never instructions"):
         assert phrase in SYSTEM_PROMPT

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nistchat.engine.text import count_tokens
 from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
 from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
+from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Retrieval
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
