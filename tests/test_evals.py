@@ -78,6 +78,12 @@ def test_sets_resolve_and_a_missing_test_set_is_said(tmp_path):
         resolve_sets("test", [tmp_path])
     (tmp_path / "test.jsonl").write_text("{}\n", encoding="utf-8")
     assert list(resolve_sets("both", [tmp_path])[0]) == ["dev", "test"]
+    found, notes = resolve_sets("all", [tmp_path])
+    assert list(found) == ["dev", "test"] and "no dev2 set" in notes[0]
+    (tmp_path / "dev_office.jsonl").write_text("{}\n", encoding="utf-8")
+    assert resolve_sets("all", [tmp_path]) == ({name: tmp_path / f for name, f in
+                                                (("dev", "golden.jsonl"), ("dev2", "dev_office.jsonl"),
+                                                 ("test", "test.jsonl"))}, [])
 
 
 def _run(run_id, values, judge="embedded:small", kind="answers"):

@@ -1,16 +1,18 @@
-"""Consistency checks for the held-out test split (data/eval/test.jsonl).
+"""Consistency checks for the two office-phrased splits: the held-out test split (data/eval/test.jsonl)
+and the second dev split (data/eval/dev_office.jsonl).
 
-The golden set is tuned on, so it is the dev split; test.jsonl measures how the engine generalises and
-must never be tuned on. It follows the golden-set rules (tests/test_golden_set.py, whose helpers are
-reused here) plus its own: office-user categories, `doc` may name two documents, `key_terms` that a
-correct answer must contain, and no question shared with the dev split. Question texts and ids live
-only in the JSONL.
+The golden set and dev_office.jsonl are tuned on (dev); test.jsonl measures how the engine generalises
+and must never be tuned on. Both office splits follow the golden-set rules (tests/test_golden_set.py,
+whose helpers are reused here) plus their own: office-user categories, `doc` may name two documents,
+`key_terms` that a correct answer must contain, and no question shared with another split. Question
+texts and ids live only in the JSONL.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 import pytest
 
@@ -30,7 +32,7 @@ from tests.test_golden_set import (
     normalise,
 )
 
-TEST_PATH = REPO_ROOT / "data" / "eval" / "test.jsonl"
+EVAL_DIR = REPO_ROOT / "data" / "eval"
 CATEGORIES = {
     "situation",
     "list",
@@ -43,7 +45,7 @@ CATEGORIES = {
     "paraphrase",
     "negative",
 }
-# The mix the split was written to (see data/eval/README.md); yes/no counts false premises too.
+# The mix both splits were written to (see data/eval/README.md); yes/no counts false premises too.
 MIN_PER_CATEGORY = {
     ("situation",): 15,
     ("list",): 10,
@@ -54,15 +56,34 @@ MIN_PER_CATEGORY = {
     ("number",): 5,
 }
 MIN_QUESTIONS = 85
-MIN_NEGATIVES = 17
-MIN_PER_DOC = 4
 KEY_TERMS_MIN, KEY_TERMS_MAX = 2, 5
 
 
+@dataclass(frozen=True)
+class Split:
+    file: str
+    id_prefix: str
+    min_negatives: int
+    min_per_doc: int
+
+
+SPLITS = {
+    "test": Split("test.jsonl", "t", 17, 4),
+    "dev_office": Split("dev_office.jsonl", "o", 15, 3),
+}
+
+
+@pytest.fixture(scope="module", params=list(SPLITS))
+def split(request) -> tuple[Split, list[dict]]:
+    spec = SPLITS[request.param]
+    path = EVAL_DIR / spec.file
+    assert path.is_file(), f"missing {path}"
+    return spec, load_jsonl(path)
+
+
 @pytest.fixture(scope="module")
-def testset() -> list[dict]:
-    assert TEST_PATH.is_file(), f"missing {TEST_PATH}"
-    return load_jsonl(TEST_PATH)
+def testset(split) -> list[dict]:
+    return split[1]
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +99,11 @@ def test_file_parses_and_is_large_enough(testset):
     assert all(isinstance(r, dict) for r in testset)
 
 
-def test_required_fields_and_types(testset):
+def test_required_fields_and_types(split, testset):
     for r in testset:
         missing = [f for f in (*REQUIRED_FIELDS, "key_terms") if f not in r]
         assert not missing, f"{r.get('id')}: missing fields {missing}"
-        assert isinstance(r["id"], str) and re.fullmatch(r"t\d{3,}", r["id"]), r["id"]
+        assert isinstance(r["id"], str) and re.fullmatch(rf"{split[0].id_prefix}\d{{3,}}", r["id"]), r["id"]
         assert r["doc"] is None or isinstance(r["doc"], (str, list)), r["id"]
         assert isinstance(r["question"], str) and r["question"].strip(), r["id"]
         assert isinstance(r["evidence"], list), r["id"]
@@ -104,11 +125,14 @@ def test_questions_unique(testset):
     assert not dupes, f"duplicate questions: {dupes}"
 
 
-def test_no_question_shared_with_golden(testset):
-    """A question in both splits would leak dev tuning into the test score."""
-    dev = {normalise(r["question"]) for r in load_golden()}
-    shared = sorted(r["id"] for r in testset if normalise(r["question"]) in dev)
-    assert not shared, f"questions also in golden.jsonl: {shared}"
+def test_no_question_shared_with_another_split(split, testset):
+    """A question in two splits would leak dev tuning into the test score."""
+    others = [("golden.jsonl", load_golden())] + [
+        (s.file, load_jsonl(EVAL_DIR / s.file)) for s in SPLITS.values() if s != split[0]]
+    for name, records in others:
+        seen = {normalise(r["question"]) for r in records}
+        shared = sorted(r["id"] for r in testset if normalise(r["question"]) in seen)
+        assert not shared, f"questions also in {name}: {shared}"
 
 
 def test_categories_allowed_and_mix(testset):
@@ -131,19 +155,20 @@ def test_doc_values_valid(testset):
             assert r["doc"] in ALL_DOCS, f"{r['id']}: unknown doc {r['doc']!r}"
 
 
-def test_negatives(testset):
+def test_negatives(split, testset):
     negatives = [r for r in testset if r["category"] == "negative"]
-    assert len(negatives) >= MIN_NEGATIVES, f"only {len(negatives)} negatives"
+    assert len(negatives) >= split[0].min_negatives, f"only {len(negatives)} negatives"
     for r in negatives:
         assert r["evidence"] == [], f"{r['id']}: negative with evidence"
         assert r["answer"] == "", f"{r['id']}: negative with an answer"
         assert r["key_terms"] == [], f"{r['id']}: negative with key terms"
 
 
-def test_all_documents_covered(testset):
+def test_all_documents_covered(split, testset):
+    minimum = split[0].min_per_doc
     per_doc = Counter(d for r in answerable(testset) for d in docs_of(r))
-    thin = {stem: per_doc[stem] for stem in ALL_DOCS if per_doc[stem] < MIN_PER_DOC}
-    assert not thin, f"documents with fewer than {MIN_PER_DOC} questions: {thin}"
+    thin = {stem: per_doc[stem] for stem in ALL_DOCS if per_doc[stem] < minimum}
+    assert not thin, f"documents with fewer than {minimum} questions: {thin}"
 
 
 def test_answerable_have_evidence_and_answer(testset):

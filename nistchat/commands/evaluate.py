@@ -15,7 +15,8 @@ import click
 from ..config import GGUF_MODELS, ConfigError
 from .common import cli_runtime, friendly_errors, print_json
 
-SET_HELP = "dev (data/eval/golden.jsonl), test (data/eval/test.jsonl), both, or a JSONL file."
+SET_HELP = ("dev (data/eval/golden.jsonl), dev2 (data/eval/dev_office.jsonl; both tuned on), test (data/eval/test.jsonl, "
+            "held out), all (the three), both (dev and test), or a JSONL file.")
 
 
 @click.group("eval")
@@ -89,7 +90,7 @@ def _finish(run) -> None:
 
 
 common_options = [
-    click.option("--set", "spec", default="both", show_default=True, help=SET_HELP),
+    click.option("--set", "spec", default="all", show_default=True, help=SET_HELP),
     click.option("--setting", "-o", "overrides", multiple=True, metavar="KEY=VALUE",
                  help="Change a setting for this run (repeatable), e.g. -o answer.k=4."),
     click.option("--note", default="", help="A note stored with the run."),

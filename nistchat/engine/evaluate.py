@@ -150,27 +150,30 @@ def format_sets(reports: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-SETS = ("dev", "test")
-SET_FILES = {"dev": "golden.jsonl", "test": "test.jsonl"}
+SETS = ("dev", "dev2", "test")
+SET_FILES = {"dev": "golden.jsonl", "dev2": "dev_office.jsonl", "test": "test.jsonl"}
+# Named groups of sets. dev and dev2 are tuned on; test is held out. `both` keeps its old meaning.
+SET_GROUPS = {"all": SETS, "both": ("dev", "test")}
+SET_SPECS = (*SETS, *SET_GROUPS)
 
 
 def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], list[str]]:
-    """`dev`, `test`, `both` or a FILE -> {set name: path}, and notes for a person (a missing
-    held-out test set is said, and `both` then runs dev alone)."""
+    """`dev`, `dev2`, `test`, `all`, `both` or a FILE -> {set name: path}, and notes for a person (a
+    set of a group that is missing is said, and the group runs without it)."""
     notes: list[str] = []
-    if spec not in (*SETS, "both"):
+    if spec not in SET_SPECS:
         path = Path(spec)
         if not path.is_file():
-            raise ValueError(f"No evaluation set {spec!r}: say dev, test, both or a JSONL file.")
+            raise ValueError(f"No evaluation set {spec!r}: say {', '.join(SET_SPECS)} or a JSONL file.")
         return {path.stem: path}, notes
     found = {}
-    for name in (SETS if spec == "both" else (spec,)):
+    members = SET_GROUPS.get(spec, (spec,))
+    for name in members:
         path = next((d / SET_FILES[name] for d in eval_dirs if (d / SET_FILES[name]).is_file()), None)
         if path is None:
             if spec == name:
                 raise ValueError(f"No {name} set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
-            notes.append(f"no {name} set ({SET_FILES[name]} not found): showing "
-                         f"{', '.join(n for n in SETS if n != name)} only")
+            notes.append(f"no {name} set ({SET_FILES[name]} not found): showing the others only")
             continue
         found[name] = path
     if not found:

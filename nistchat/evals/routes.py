@@ -13,6 +13,7 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 from ..auth import admin_required
 from ..config import ConfigError
 from ..engine.eval_report import STAGES, compare, judges_of
+from ..engine.evaluate import SET_SPECS
 from ..extensions import app_runtime, db
 from ..models import EvalRun
 from ..web import db_int, is_htmx
@@ -39,7 +40,7 @@ def _job_state() -> dict:
 def index():
     mark_interrupted()
     runs = EvalRun.query.order_by(EvalRun.id.desc()).limit(100).all()
-    return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, problem=None,
+    return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, set_specs=SET_SPECS, problem=None,
                            **_job_state())
 
 
@@ -55,8 +56,8 @@ def start():
     kind = request.form.get("kind", "retrieval")
     spec = request.form.get("set", "dev")
     problem = None
-    if kind not in KINDS or spec not in ("dev", "test", "both"):
-        problem = "Choose a kind (retrieval or answers) and a set (dev, test or both)."
+    if kind not in KINDS or spec not in SET_SPECS:
+        problem = f"Choose a kind (retrieval or answers) and a set ({', '.join(SET_SPECS)})."
     limit = request.form.get("limit", type=db_int) or None
     judge_n = request.form.get("judge", type=db_int) or 0
     k = request.form.get("k", type=db_int) or None
@@ -76,7 +77,7 @@ def start():
         return render_template("evals/_job.html", problem=problem, **_job_state()), 409 if problem else 200
     if problem:
         runs = EvalRun.query.order_by(EvalRun.id.desc()).limit(100).all()
-        return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS,
+        return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, set_specs=SET_SPECS,
                                problem=problem, **_job_state()), 409
     return redirect(url_for("evals.index"))
 
