@@ -104,15 +104,15 @@ def download_wheels(packages: list[str], dest: Path, log: Log) -> list[Path]:
 def distinct_name_batches(packages: list[str]) -> list[list[str]]:
     """Split `name==version` pins so no batch names one package twice: pip resolves each call's
     requirements together and refuses two versions of one package (EmbeddingGemma's 25 pieces are
-    25 versions of one package), even with --no-deps."""
+    25 versions of one package), even with --no-deps. The n-th pin of a name goes to batch n."""
     batches: list[list[str]] = []
+    seen: dict[str, int] = {}
     for package in packages:
         name = package.partition("==")[0].lower().replace("_", "-")
-        batch = next((b for b in batches if name not in {x.partition("==")[0].lower().replace("_", "-") for x in b}),
-                     None)
-        if batch is None:
-            batches.append(batch := [])
-        batch.append(package)
+        n = seen[name] = seen.get(name, -1) + 1
+        if n == len(batches):
+            batches.append([])
+        batches[n].append(package)
     return batches
 
 
