@@ -13,14 +13,24 @@ from nistchat.engine.evaluate import evaluate, load_golden
 from nistchat.engine.runtime import Runtime
 from tests.conftest import MODELS_DIR, make_settings
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "eval" / "golden.jsonl"
+EVAL_DIR = Path(__file__).resolve().parents[1] / "data" / "eval"
+GOLDEN = EVAL_DIR / "golden.jsonl"
 
 
 def test_hybrid_retrieval_finds_the_evidence_and_beats_each_retriever(runtime):
     report = evaluate(runtime.retriever, load_golden(GOLDEN), k=6, warmup=0)
     modes = report["modes"]
-    assert modes["hybrid"]["hit"] >= 0.90, modes["hybrid"]["misses"]  # measured 0.908
+    assert modes["hybrid"]["hit"] >= 0.90, modes["hybrid"]["misses"]  # measured 0.921
     assert modes["hybrid"]["hit"] >= max(modes["dense"]["hit"], modes["bm25"]["hit"])
+
+
+def test_office_phrased_dev_split_keeps_its_floor(runtime):
+    """dev2 on MiniLM's lists (the suite runs without the second embedder): measured hybrid 0.725,
+    dense 0.588, BM25 0.738. MiniLM reads office phrasing poorly, so here fusion does not beat BM25
+    alone (docs/decisions.md); with EmbeddingGemma's list hybrid is 0.800."""
+    modes = evaluate(runtime.retriever, load_golden(EVAL_DIR / "dev_office.jsonl"), k=6, warmup=0)["modes"]
+    assert modes["hybrid"]["hit"] >= 0.70, modes["hybrid"]["misses"]
+    assert modes["hybrid"]["hit"] > modes["dense"]["hit"]
 
 
 @pytest.fixture(scope="module")
