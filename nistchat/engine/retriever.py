@@ -8,7 +8,9 @@ instance/config.toml, `config.RetrievalSettings`), never per-question rules.
 from __future__ import annotations
 
 import re
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -63,6 +65,19 @@ def _top(scores: np.ndarray, depth: int) -> list[int]:
         return []
     idx = np.argpartition(-scores, depth - 1)[:depth]
     return [int(i) for i in idx[np.lexsort((idx, -scores[idx]))] if scores[i] > 0]
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _second_pool() -> ThreadPoolExecutor:
+    """Threads for the second embedder's searches, one process-wide pool (started on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dense2")
+        return _POOL
 
 
 def unknown_docs_message(docs, known: list[str]) -> str:
@@ -220,6 +235,11 @@ class Retriever:
         # its candidates; alone, deeper lists only add noise (docs/decisions.md, "List depth").
         second = mode == "hybrid" and self.second is not None and self.second.available()
         dense_depth, bm25_depth = (cfg.depth_with_second,) * 2 if second else (cfg.dense_depth, cfg.bm25_depth)
+        # The second embedder's question vector is most of retrieval's time: its search starts now,
+        # on a thread of its own, while MiniLM, BM25 and the identifiers run (torch and numpy let go
+        # of the GIL), and is collected before fusion (docs/decisions.md, "Retrieval latency").
+        pending = _second_pool().submit(self._timed_second_search, query.search_text,
+                                        cfg.depth_with_second * over) if second else None
 
         dense: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
@@ -244,7 +264,7 @@ class Retriever:
 
         rewritten = self._rewrite(query.search_text, dense, named, over, trace) if mode == "hybrid" else {}
         if mode == "hybrid":
-            rewritten.update(self._second_dense(query.search_text, named, over, trace))
+            rewritten.update(self._second_dense(pending, named, trace))
 
         t = time.perf_counter()
         if mode == "hybrid":
@@ -296,26 +316,33 @@ class Retriever:
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count)
 
-    def _second_dense(self, search_text: str, named: list[str], over: int,
+    def _timed_second_search(self, search_text: str, depth: int) -> tuple[list[tuple[int, float]], float]:
+        t = time.perf_counter()
+        found = self.second.search(search_text, depth)
+        return found, (time.perf_counter() - t) * 1000
+
+    def _second_dense(self, pending: Future | None, named: list[str],
                       trace: Trace) -> dict[str, list[tuple[str, float]]]:
-        """The second embedder's ranked list ("dense2") once its vectors are built; {} until then."""
+        """The second embedder's ranked list ("dense2") from the search started in `retrieve`, once
+        its vectors are built; {} until then (`pending` is None)."""
         if self.second is None:
             return {}
-        if not self.second.available():
+        if pending is None:
             trace.add("dense2", 0.0, [], f"second embedder {self.second.name} not in use: {self.second.reason}")
             return {}
         t = time.perf_counter()
-        depth = self.config.depth_with_second
         try:
-            found = self.second.search(search_text, depth * over)
+            found, search_ms = pending.result()
         except Exception as exc:  # a broken model file costs this list, never the answer
             self.second.disable(f"it failed: {type(exc).__name__}: {exc}")
             trace.add("dense2", (time.perf_counter() - t) * 1000, [], f"second embedder {self.second.name} "
                                                                      f"not in use: {self.second.reason}")
             return {}
-        ranked = [(self.children[row].id, score) for row, score in found]
-        ranked = self._scoped(ranked, named, depth)
-        trace.add("dense2", (time.perf_counter() - t) * 1000, self._items(ranked), f"{self.second.name}, depth {depth}")
+        waited = (time.perf_counter() - t) * 1000
+        depth = self.config.depth_with_second
+        ranked = self._scoped([(self.children[row].id, score) for row, score in found], named, depth)
+        trace.add("dense2", search_ms, self._items(ranked), f"{self.second.name}, searched beside the other lists "
+                                                             f"(waited {waited:.0f} ms for it), depth {depth}")
         return {"dense2": ranked}
 
     def _rewrite(self, search_text: str, dense: list[tuple[str, float]], named: list[str], over: int,
