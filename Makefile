@@ -79,7 +79,7 @@ test-all: models-run models-test assets browser
 bench: models-run models-test
 	@$(PY) scripts/bench_ingest.py
 	@$(PY) scripts/bench_retrieval.py
-	@$(NISTCHAT) eval retrieval --set both --note "make bench"  # stored: `nistchat eval runs` is the history
+	@$(NISTCHAT) eval retrieval --set all --note "make bench"  # stored: `nistchat eval runs` is the history
 	@$(PY) scripts/bench_answer.py
 	@$(PY) scripts/bench_reader_process.py
 	@$(PY) scripts/bench_load.py
