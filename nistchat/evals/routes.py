@@ -13,11 +13,10 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 from ..auth import admin_required
 from ..config import ConfigError
 from ..engine.eval_report import STAGES, compare, judges_of
-from ..engine.evaluate import SET_SPECS
 from ..extensions import app_runtime, db
 from ..models import EvalRun
 from ..web import db_int, is_htmx
-from .store import KINDS, headline_line, job, mark_interrupted, run_dict
+from .store import KINDS, SET_SPECS, headline_line, job, mark_interrupted, run_dict
 
 bp = Blueprint("evals", __name__, url_prefix="/evals")
 
@@ -39,9 +38,13 @@ def _job_state() -> dict:
 @admin_required
 def index():
     mark_interrupted()
+    return _index_page(problem=None)
+
+
+def _index_page(problem: str | None) -> str:
     runs = EvalRun.query.order_by(EvalRun.id.desc()).limit(100).all()
-    return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, set_specs=SET_SPECS, problem=None,
-                           **_job_state())
+    return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, set_specs=SET_SPECS,
+                           problem=problem, **_job_state())
 
 
 @bp.get("/job")
@@ -76,9 +79,7 @@ def start():
     if is_htmx():
         return render_template("evals/_job.html", problem=problem, **_job_state()), 409 if problem else 200
     if problem:
-        runs = EvalRun.query.order_by(EvalRun.id.desc()).limit(100).all()
-        return render_template("evals/index.html", runs=runs, headline=headline_line, kinds=KINDS, set_specs=SET_SPECS,
-                               problem=problem, **_job_state()), 409
+        return _index_page(problem), 409
     return redirect(url_for("evals.index"))
 
 
