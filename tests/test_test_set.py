@@ -74,16 +74,15 @@ SPLITS = {
 
 
 @pytest.fixture(scope="module", params=list(SPLITS))
-def split(request) -> tuple[Split, list[dict]]:
-    spec = SPLITS[request.param]
-    path = EVAL_DIR / spec.file
-    assert path.is_file(), f"missing {path}"
-    return spec, load_jsonl(path)
+def split(request) -> Split:
+    return SPLITS[request.param]
 
 
 @pytest.fixture(scope="module")
 def testset(split) -> list[dict]:
-    return split[1]
+    path = EVAL_DIR / split.file
+    assert path.is_file(), f"missing {path}"
+    return load_jsonl(path)
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +102,7 @@ def test_required_fields_and_types(split, testset):
     for r in testset:
         missing = [f for f in (*REQUIRED_FIELDS, "key_terms") if f not in r]
         assert not missing, f"{r.get('id')}: missing fields {missing}"
-        assert isinstance(r["id"], str) and re.fullmatch(rf"{split[0].id_prefix}\d{{3,}}", r["id"]), r["id"]
+        assert isinstance(r["id"], str) and re.fullmatch(rf"{split.id_prefix}\d{{3,}}", r["id"]), r["id"]
         assert r["doc"] is None or isinstance(r["doc"], (str, list)), r["id"]
         assert isinstance(r["question"], str) and r["question"].strip(), r["id"]
         assert isinstance(r["evidence"], list), r["id"]
@@ -128,7 +127,7 @@ def test_questions_unique(testset):
 def test_no_question_shared_with_another_split(split, testset):
     """A question in two splits would leak dev tuning into the test score."""
     others = [("golden.jsonl", load_golden())] + [
-        (s.file, load_jsonl(EVAL_DIR / s.file)) for s in SPLITS.values() if s != split[0]]
+        (s.file, load_jsonl(EVAL_DIR / s.file)) for s in SPLITS.values() if s != split]
     for name, records in others:
         seen = {normalise(r["question"]) for r in records}
         shared = sorted(r["id"] for r in testset if normalise(r["question"]) in seen)
@@ -157,7 +156,7 @@ def test_doc_values_valid(testset):
 
 def test_negatives(split, testset):
     negatives = [r for r in testset if r["category"] == "negative"]
-    assert len(negatives) >= split[0].min_negatives, f"only {len(negatives)} negatives"
+    assert len(negatives) >= split.min_negatives, f"only {len(negatives)} negatives"
     for r in negatives:
         assert r["evidence"] == [], f"{r['id']}: negative with evidence"
         assert r["answer"] == "", f"{r['id']}: negative with an answer"
@@ -165,7 +164,7 @@ def test_negatives(split, testset):
 
 
 def test_all_documents_covered(split, testset):
-    minimum = split[0].min_per_doc
+    minimum = split.min_per_doc
     per_doc = Counter(d for r in answerable(testset) for d in docs_of(r))
     thin = {stem: per_doc[stem] for stem in ALL_DOCS if per_doc[stem] < minimum}
     assert not thin, f"documents with fewer than {minimum} questions: {thin}"

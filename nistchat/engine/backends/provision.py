@@ -108,7 +108,7 @@ def distinct_name_batches(packages: list[str]) -> list[list[str]]:
     batches: list[list[str]] = []
     seen: dict[str, int] = {}
     for package in packages:
-        name = package.partition("==")[0].lower().replace("_", "-")
+        name = _wheel_name(package)
         n = seen[name] = seen.get(name, -1) + 1
         if n == len(batches):
             batches.append([])
@@ -116,9 +116,14 @@ def distinct_name_batches(packages: list[str]) -> list[list[str]]:
     return batches
 
 
+def _wheel_name(package: str) -> str:
+    """A pin's distribution name as wheel files spell it ("Simple-PyPI_x==1" -> "simple_pypi_x")."""
+    return package.partition("==")[0].replace("-", "_").lower()
+
+
 def _find_wheel(folder: Path, package: str) -> Path | None:
-    name, _, version = package.partition("==")
-    stem = name.replace("-", "_").lower() + (f"-{version}" if version else "")
+    version = package.partition("==")[2]
+    stem = _wheel_name(package) + (f"-{version}" if version else "")
     found = sorted(w for w in folder.glob("*.whl") if w.name.lower().startswith(stem + "-"))
     return found[-1] if found else None
 
