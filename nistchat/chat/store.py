@@ -59,14 +59,16 @@ def start_message(question: str, topic: Topic | None, conversation: Conversation
 
 
 def engine_history(message: Message) -> list[dict]:
-    """Earlier finished turns of the same conversation, oldest first, as chat messages."""
+    """Earlier turns of the same conversation, oldest first, as chat messages. A turn that failed
+    keeps its question with an empty answer, so a follow-up to it still knows what was asked; small
+    talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks."""
     rows = (Message.query.filter(Message.conversation_id == message.conversation_id, Message.id < message.id,
-                                 Message.status == "done")
+                                 Message.status.in_(("done", "error")), Message.kind == "chat")
             .order_by(Message.id.desc()).limit(HISTORY_TURNS).all())
     history: list[dict] = []
     for row in reversed(rows):
         history.append({"role": "user", "content": row.prompt or row.question})
-        history.append({"role": "assistant", "content": row.answer})
+        history.append({"role": "assistant", "content": row.answer if row.status == "done" else ""})
     return history
 
 
@@ -95,6 +97,8 @@ def finish_message(message_id: int, outcome: dict) -> Message:
     else:
         message.status = "done"
         message.incomplete = bool(final.get("incomplete", False))
+        if final.get("small_talk") and not message.refused:
+            message.kind = "small_talk"  # answered from the catalogue: no answer to count in /metrics
     timings = dict(final.get("timings_ms") or {})
     if outcome.get("wall_ms") is not None:
         timings["wall"] = outcome["wall_ms"]

@@ -262,3 +262,40 @@ def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
         print_json(result)
     else:
         click.echo(format_compare(result))
+
+
+@eval_group.command("smalltalk")
+@click.option("--set", "spec", type=click.Choice(["dev", "test", "both"]), default="both", show_default=True,
+              help="dev: data/eval/smalltalk_dev.jsonl with the dev and dev2 questions (thresholds are chosen "
+                   "here); test: the held-out split with the test questions.")
+@click.option("--sweep", is_flag=True, help="Try a grid of thresholds on dev and list the best first.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per split.")
+def smalltalk(spec: str, sweep: bool, as_json: bool) -> None:
+    """How the small-talk classifier separates small talk from NIST questions (false positives first)."""
+    from ..engine.smalltalk import measure as st
+    from ..config import PROJECT_ROOT
+
+    runtime = cli_runtime()
+    classifier = runtime.small_talk
+    if classifier is None:
+        raise click.ClickException("small talk is off ([small_talk] enabled = false) or no embedder loads")
+    eval_dir = PROJECT_ROOT / "data" / "eval"
+    if sweep:
+        grid = st.sweep(classifier, st.load_split("dev", eval_dir), [0.3 + 0.02 * i for i in range(21)],
+                        [0.0, 0.02, 0.05, 0.08, 0.1, 0.15])
+        for r in grid[:10]:
+            click.echo(f"min_score {r.min_score:.2f} margin {r.margin:.2f}: caught {r.caught}/{r.small_talk}, "
+                       f"false positives {r.nist_labelled_fp}/{r.nist_labelled} labelled, "
+                       f"{r.questions_fp}/{r.questions} questions")
+        return
+    for name in (("dev", "test") if spec == "both" else (spec,)):
+        report = st.measure(classifier, st.load_split(name, eval_dir))
+        if as_json:
+            print_json(report.to_dict())
+            continue
+        click.echo(f"{name}: small talk caught {report.caught}/{report.small_talk} (right kind {report.right_kind}), "
+                   f"precision {report.precision:.3f}; NIST messages taken for small talk "
+                   f"{report.nist_labelled_fp}/{report.nist_labelled}; answerable evaluation questions taken for "
+                   f"small talk {report.questions_fp}/{report.questions} ({report.fp_rate:.1%})")
+        for line in report.misses:
+            click.echo(f"    {line}")

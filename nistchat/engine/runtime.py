@@ -19,6 +19,7 @@ class Runtime:
         self._lock = threading.RLock()
         self._index = None
         self._retriever = None
+        self._small_talk = None
         self.queue = ReaderQueue(self.settings.queue.max_waiting, self.settings.queue.max_waiting_per_browser)
 
     def derived(self, changes: dict, label: str = "") -> "Runtime":
@@ -69,6 +70,23 @@ class Runtime:
                 self._retriever = Retriever(self.index, self.models, self.settings,
                                             rewriter=Rewriter(self.models, self.queue))
             return self._retriever
+
+    @property
+    def small_talk(self):
+        """The small-talk classifier over the question embedder (None when turned off or no embedder
+        can be loaded: then every message is searched)."""
+        from .smalltalk import SmallTalkClassifier
+
+        opts = self.settings.small_talk
+        if not opts.enabled:
+            return None
+        with self._lock:
+            if self._small_talk is None:
+                embedder = self.models.optional("embedder")
+                if embedder is None:
+                    return None
+                self._small_talk = SmallTalkClassifier(embedder, min_score=opts.min_score, margin=opts.margin)
+            return self._small_talk
 
     def documents(self) -> list:
         """The indexed documents (`catalog.DocEntry`: id, title, label), in index order."""
