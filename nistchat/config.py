@@ -58,8 +58,12 @@ class BackendSettings:
                             env="NISTCHAT_RERANKER")
     gguf: str = setting("qwen2.5-coder-1.5b", "embedded reader: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or a .gguf path",
                         env="NISTCHAT_GGUF")
-    timeout_s: float = setting(120.0, "longest stall of a model call (to the first token or between tokens)",
-                               env="NISTCHAT_TIMEOUT_S", minimum=0.001)
+    timeout_s: float = setting(120.0, "longest stall of a model call between two tokens (and to the first token "
+                                      "of a short prompt)", env="NISTCHAT_TIMEOUT_S", minimum=0.001)
+    first_token_floor_s: float = setting(60.0, "the wait for an answer's first token is the prompt's tokens at the "
+                                               "reader's measured prefill rate, times 3, but at least this",
+                                         minimum=0.001)
+    first_token_ceiling_s: float = setting(900.0, "... and at most this", minimum=0.001)
     n_ctx: int = setting(4096, "llama.cpp context window", minimum=512)
     threads: int = setting(0, "llama.cpp threads; 0 = all cores", minimum=0)
     query_threads: int = setting(1, "torch threads for embedding questions (0 = all cores); ingest uses all cores",
@@ -150,6 +154,23 @@ class QueueSettings:
 
 
 @dataclass
+class SmallTalkSettings:
+    """Greetings, thanks and questions about the assistant, answered before retrieval (engine/smalltalk/)."""
+    enabled: bool = setting(True, "answer small talk from the catalogue at once (off: every message is searched)")
+    min_score: float = setting(0.32, "a small-talk kind must score at least this (mean cosine to its nearest "
+                                     "examples; chosen on the dev split: docs/decisions.md)", minimum=0)
+    margin: float = setting(0.10, "... and this much above the NIST examples", minimum=0)
+
+
+@dataclass
+class BackgroundSettings:
+    """Work the server does besides answering (the second embedder's build)."""
+    yield_to_answers: bool = setting(True, "pause between batches while an answer holds or waits for the reader")
+    max_pause_s: float = setting(600.0, "the longest pause at a stretch; then one batch runs (a busy office "
+                                        "still finishes the build)", minimum=1)
+
+
+@dataclass
 class WebSettings:
     secret_key: str = setting("", "signs session cookies; empty: a random key kept in instance/secret_key",
                               env="NISTCHAT_SECRET_KEY")
@@ -193,6 +214,8 @@ class Settings:
     refusal: RefusalSettings = section(RefusalSettings, "the refusal gate before generation (nistchat/engine/refusal.py)")
     risk: RiskSettings = section(RiskSettings, "risk classes of questions (nistchat/engine/risk.py)")
     queue: QueueSettings = section(QueueSettings, "the queue in front of the reader")
+    small_talk: SmallTalkSettings = section(SmallTalkSettings, "small talk answered before retrieval")
+    background: BackgroundSettings = section(BackgroundSettings, "background work of the server")
     web: WebSettings = section(WebSettings, "the web app")
 
     @property

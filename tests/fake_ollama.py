@@ -25,6 +25,7 @@ class FakeOllamaServer:
         self.embed_dim = embed_dim
         self.delay_s = 0.0  # sleep before answering (to provoke timeouts)
         self.drop_after_chunks: int | None = None  # close the connection mid-stream
+        self.stall_after_chunks: tuple[int, float] | None = None  # (n, s): after n chunks, go silent s seconds
         self.requests: list[tuple[str, dict]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -120,6 +121,8 @@ class FakeOllamaServer:
                         self.connection.shutdown(2)  # abrupt close, mid-stream
                         self.close_connection = True
                         return
+                    if fake.stall_after_chunks is not None and i == fake.stall_after_chunks[0]:
+                        time.sleep(fake.stall_after_chunks[1])
                     self._chunk({"model": model, "created_at": "2026-01-01T00:00:00Z",
                                  "message": {"role": "assistant", "content": piece}, "done": False})
                 self._chunk({"model": model, "created_at": "2026-01-01T00:00:00Z",

@@ -148,3 +148,36 @@ def test_a_failed_load_is_remembered_briefly_shown_with_its_retry_time_then_trie
         monkeypatch.setattr(select, "RETRY_FAILED_LOAD_S", 0.0)  # the back-off has passed
         assert "".join(registry.get("reader").stream([{"role": "user", "content": "hi"}])) == fake.reply
         assert "retry_in_s" not in registry.describe()[2] and not registry.describe()[2]["error"]
+
+
+def test_the_wait_for_the_first_token_is_its_own_limit(fake):
+    """Reading a long prompt may take longer than any stall between tokens should (base.Pace)."""
+    fake.delay_s = 1.0  # the server "reads the prompt" for a second before its first token
+    reader = ob.OllamaReader(fake.host, "qwen2.5:3b", timeout_s=0.3)
+    assert "".join(reader.stream([{"role": "user", "content": "hi"}], first_token_s=5)).startswith("The AI RMF")
+    with pytest.raises(TimedOut, match="did not start its answer within 0 s|did not start its answer"):
+        list(reader.stream([{"role": "user", "content": "hi"}], first_token_s=0.3))
+
+
+def test_a_stall_after_the_first_token_is_bounded_by_the_stall_limit(fake):
+    fake.stall_after_chunks = (2, 1.5)
+    reader = ob.OllamaReader(fake.host, "qwen2.5:3b", timeout_s=0.4)
+    received = []
+    with pytest.raises(TimedOut, match="stopped producing tokens"):
+        for piece in reader.stream([{"role": "user", "content": "hi"}], first_token_s=30):
+            received.append(piece)
+    assert len(received) == 2
+
+
+def test_pace_allows_the_prompt_time_at_the_measured_rate_between_floor_and_ceiling():
+    from nistchat.engine.backends.base import Pace
+
+    pace = Pace(floor_s=10, ceiling_s=300)
+    assert pace.first_token_limit(2000) == 300 and pace.expected_s(2000) is None  # nothing measured yet
+    pace.observe(400, 10.0)  # 40 tokens/s
+    assert pace.expected_s(2000) == pytest.approx(50)
+    assert pace.first_token_limit(2000) == pytest.approx(150)  # 3 x the expected reading time
+    assert pace.first_token_limit(20) == 10  # a short prompt still gets the floor
+    assert pace.first_token_limit(100_000) == 300
+    pace.observe(400, 40.0)  # the machine got busy: 10 tokens/s moves the average down
+    assert pace.tokens_per_s == pytest.approx(0.7 * 40 + 0.3 * 10)

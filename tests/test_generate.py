@@ -22,7 +22,7 @@ def test_stream_answer_wraps_a_reader():
     class ScriptedReader:  # test double: yields fixed pieces, no model
         name = "scripted"
 
-        def stream(self, messages, *, max_tokens=512, temperature=0.1):
+        def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
             yield from ["#", "# He", "llo *", "*world*", "*"]
 
     assert "".join(stream_answer(ScriptedReader(), [])) == "Hello world"

@@ -49,7 +49,7 @@ class UnsupportedFirstDraftReader:
     def __init__(self, real):
         self.real, self.name, self.calls = real, f"{real.name} (first draft forced)", []
 
-    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
         self.calls.append(messages)
         if len(self.calls) == 1:
             yield from (self.DRAFT[i:i + 7] for i in range(0, len(self.DRAFT), 7))
@@ -63,7 +63,7 @@ class ScriptedReader:
     def __init__(self, text, why):
         self.text, self.name = text, f"scripted ({why})"
 
-    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
         yield from (self.text[i:i + 5] for i in range(0, len(self.text), 5))
 
 
@@ -76,7 +76,7 @@ class StopsMidAnswerReader:
     def __init__(self, real, n):
         self.real, self.n, self.name = real, n, f"{real.name} (stops after {n} pieces)"
 
-    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
         for i, piece in enumerate(self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)):
             if i == self.n:
                 raise Interrupted("The reader stopped mid-answer: connection lost")
@@ -141,7 +141,7 @@ class RecordingReader:
     def __init__(self, real):
         self.real, self.name, self.calls = real, real.name, []
 
-    def stream(self, messages, *, max_tokens=512, temperature=0.1):
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
         self.calls.append(messages)
         yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
 
@@ -259,7 +259,7 @@ def test_list_question_carries_the_disclaimer_and_cli_json_contract(rt, monkeypa
     class ScriptedListReader:  # TEST DOUBLE: fixed list answer
         name = "scripted list"
 
-        def stream(self, messages, *, max_tokens=512, temperature=0.1):
+        def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
             yield "The AI RMF core has four functions: GOVERN, MAP, MEASURE and MANAGE [1]."
 
     use_reader(monkeypatch, rt, ScriptedListReader())

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from nistchat.engine.queue import QueueFull, ReaderQueue
+from nistchat.engine.queue import EVAL, QueueFull, ReaderQueue
 
 
 def test_tickets_are_served_in_arrival_order_and_given_up_places_are_skipped():
@@ -103,3 +103,27 @@ def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_f
     assert queue.acquire(waiting_eval, timeout=1)
     queue.finish(waiting_eval)
     assert not queue.acquire(waiting_eval, timeout=0.05)  # a finished ticket never gets a turn again
+
+
+def test_listeners_hear_when_a_persons_answer_starts_and_stops_using_the_reader():
+    """Background work pauses on True and resumes on False; eval tickets alone do not pause it."""
+    q = ReaderQueue()
+    heard: list[bool] = []
+    q.on_chat_active(heard.append)
+    assert heard == [False]
+    e = q.take(capped=False, priority=EVAL)
+    assert q.acquire(e, timeout=1)
+    assert heard == [False]  # an evaluation is background work itself
+    a = q.take("a")
+    assert heard == [False, True]  # waiting counts: the build pauses before the answer's turn
+    q.finish(e)
+    assert q.acquire(a, timeout=1)
+    b = q.take("b")
+    q.finish(a)
+    assert heard == [False, True]  # b still waits
+    assert q.acquire(b, timeout=1)
+    q.finish(b)
+    assert heard == [False, True, False]
+    with q.borrow() as lent:
+        assert lent and heard[-1] is True
+    assert heard[-1] is False

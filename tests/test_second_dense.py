@@ -140,3 +140,49 @@ def test_a_broken_second_model_costs_its_list_not_the_answer(data, light_runtime
     r = rt.retrieve("How are widgets reviewed before release?")
     assert r.passages and "model.safetensors is truncated" in r.trace.stage("dense2").note
     assert "it failed" in rt.retriever.second.reason
+
+
+def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did(data, light_runtime, monkeypatch):
+    """A web process's flag (engine/background.py) holds the build between batches; lowered, it goes on."""
+    import threading
+
+    from nistchat.engine.background import AnswerFlag
+    from nistchat.engine.queue import ReaderQueue
+
+    monkeypatch.setattr(second_dense, "BATCH", 1)  # the tiny index has few children: pause after the first
+    queue = ReaderQueue()
+    queue.on_chat_active(AnswerFlag(data / "index").set)
+    ticket = queue.take("someone")  # a person's question waits for the reader: the flag is up
+    assert AnswerFlag(data / "index").held()
+    result: dict = {}
+    builder = threading.Thread(target=lambda: result.update(build(data / "index", MODELS_DIR, SECOND,
+                                                                  log=lambda *_: None)))
+    builder.start()
+    try:
+        deadline = time.monotonic() + 60
+        progress: dict = {}
+        while time.monotonic() < deadline and not progress.get("paused"):
+            time.sleep(0.05)
+            progress = second_dense.read_json(data / "index" / PROGRESS_FILE)
+        assert progress.get("paused") and progress["done"] < progress["total"]
+        line = SecondDense(None, data / "index", MODELS_DIR, SECOND).progress_line()
+        assert "paused while an answer is written" in line
+        cache_files = [p for p in data.rglob("*") if p.is_file() and "embcache" in str(p)]
+        assert cache_files  # saved before waiting: a restart now keeps the batch already embedded
+        time.sleep(0.5)
+        assert builder.is_alive()  # still waiting
+    finally:
+        queue.finish(ticket)  # the answer is done: the flag goes down and the build finishes
+        builder.join(60)
+    assert result["state"] == "done" and result["paused_s"] >= 0.5
+    assert not AnswerFlag(data / "index").held()
+
+
+def test_a_flag_left_by_a_process_that_died_does_not_hold_the_build(tmp_path):
+    from nistchat.engine.background import PREFIX, AnswerFlag
+
+    dead = 2 ** 22 + 12345  # above the default pid_max: no such process
+    (tmp_path / f"{PREFIX}{dead}").write_text(str(dead))
+    assert not AnswerFlag(tmp_path).held()
+    assert not list(tmp_path.glob(f"{PREFIX}*"))
+    assert AnswerFlag(tmp_path).wait_while_held(5) < 1

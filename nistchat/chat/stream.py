@@ -54,6 +54,9 @@ def sse_events(run: AnswerRun) -> Iterator[str]:
         elif kind == "queue":
             waiting = bool(event.get("ahead"))
             yield frame("queue", render_template("chat/_queue.html", ahead=event.get("ahead", 0)))
+        elif kind == "prefill":  # the reader reads the passages before its first word: say so, with its own bar
+            waiting = True
+            yield frame("queue", render_template("chat/_queue.html", ahead=0, prefill=event))
         elif kind == "token":
             if waiting:
                 waiting = False

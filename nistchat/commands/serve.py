@@ -52,7 +52,9 @@ def _build_second_dense(runtime) -> None:
     if not name:
         return
     try:
-        process = start_build(settings.index_dir, settings.models_dir, name, runtime.index, log=click.echo)
+        process = start_build(settings.index_dir, settings.models_dir, name, runtime.index, log=click.echo,
+                              yield_to_answers=settings.background.yield_to_answers,
+                              max_pause_s=settings.background.max_pause_s)
     except Exception as exc:  # retrieval goes on without it; /status says why
         click.echo(f"second embedder {name}: cannot start its build: {exc}")
         return
@@ -63,7 +65,8 @@ def _build_second_dense(runtime) -> None:
 def self_test_lines(result: dict) -> str:
     lines = [f"self-test: {result['state']}"]
     for role, r in result.get("roles", {}).items():
-        lines.append(f"  {role}: ok in {r['ms']} ms" if r["ok"] else f"  {role}: FAILED: {r['error']}  Fix: {r['fix']}")
+        rate = f", reads {r['prefill_tokens_per_s']} prompt tokens/s" if r.get("prefill_tokens_per_s") else ""
+        lines.append(f"  {role}: ok in {r['ms']} ms{rate}" if r["ok"] else f"  {role}: FAILED: {r['error']}  Fix: {r['fix']}")
     return "\n".join(lines)
 
 
@@ -90,6 +93,9 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
         for role in runtime.models.describe():
             unavailable = f" (unavailable: {role['error']})" if role["error"] else ""
             click.echo(f"{role['role']:>9}: {role['backend']} {role['model']} ({role['reason']}){unavailable}")
+        from ..engine.background import AnswerFlag
+
+        runtime.queue.on_chat_active(AnswerFlag(settings.index_dir).set)  # background builds pause meanwhile
         threading.Thread(target=_self_test, args=(runtime,), name="self-test", daemon=True).start()
     except Exception as exc:  # the page shows the same problem on /status
         click.echo(f"models: cannot plan backends: {exc}")

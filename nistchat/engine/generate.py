@@ -61,11 +61,14 @@ def strip_markdown(text: str) -> str:
     return stripper.feed(text) + stripper.flush()
 
 
-def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300,
-                  temperature: float = 0.1) -> Iterator[str]:
-    """Cleaned text pieces from the reader; BackendErrors from the reader pass through unchanged."""
+def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300, temperature: float = 0.1,
+                  first_token_s: float | None = None) -> Iterator[str]:
+    """Cleaned text pieces from the reader; BackendErrors from the reader pass through unchanged.
+    `first_token_s` bounds the wait for the first piece (the prompt's reading, `backends.base.Pace`)."""
     stripper = MarkdownStripper()
-    for piece in reader.stream(messages, max_tokens=max_tokens, temperature=temperature):
+    pieces = (reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s)
+              if first_token_s else reader.stream(messages, max_tokens=max_tokens, temperature=temperature))
+    for piece in pieces:
         out = stripper.feed(piece)
         if out:
             yield out

@@ -38,6 +38,7 @@ class Attempt:
     dont_know: bool = False
     prompt_tokens: int = 0
     generate_ms: float = 0.0
+    prefill_ms: float = 0.0  # to the first piece: reading the prompt
     verify_ms: float = 0.0
     repair: citations.Repair | None = None
 
@@ -50,7 +51,7 @@ class Attempt:
         return {"attempt": self.n, "text": self.text, "answer": self.answer, "verified": self.verified,
                 "dont_know": self.dont_know, "supported": passed, "unsupported": failed,
                 "sentences": [_verdict(v) for v in self.verdicts], "prompt_tokens": self.prompt_tokens,
-                "generate_ms": round(self.generate_ms, 1), "verify_ms": round(self.verify_ms, 1),
+                "generate_ms": round(self.generate_ms, 1), "prefill_ms": round(self.prefill_ms, 1), "verify_ms": round(self.verify_ms, 1),
                 "citations_dropped": self.repair.dropped if self.repair else [],
                 "citations_mapped": self.repair.mapped if self.repair else []}
 
@@ -171,10 +172,18 @@ class _Run:
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")
         self.partial = []
+        pace = self.runtime.models.pace
+        limit = pace.first_token_limit(att.prompt_tokens)
+        expected = pace.expected_s(att.prompt_tokens)
+        yield Event("prefill", {"prompt_tokens": att.prompt_tokens, "attempt": n, "limit_s": round(limit, 1),
+                                "expected_s": round(expected, 1) if expected else None})
         t = time.perf_counter()
         try:
             for piece in stream_answer(reader, messages, max_tokens=self.opts.max_tokens,
-                                       temperature=self.opts.temperature):
+                                       temperature=self.opts.temperature, first_token_s=limit):
+                if not self.partial:
+                    att.prefill_ms = _ms(t)
+                    pace.observe(att.prompt_tokens, att.prefill_ms / 1000)
                 self.mark_first_token()
                 self.partial.append(piece)
                 yield Event("token", {"text": piece, "attempt": n})
@@ -243,6 +252,43 @@ def _choose(first: Attempt, second: Attempt | None) -> Attempt:
     return second if key(second) > key(first) else first
 
 
+def _direct(run: _Run, text: str, *, refused: bool, extra: dict, refusal_reason: str = "") -> Iterator[Event]:
+    """An answer that needs no passage and no reader: a topic's configured answer, or small talk."""
+    yield Event("sources", {"passages": []})
+    run.mark_first_token()
+    yield Event("token", {"text": text, "attempt": 1})
+    yield run.final(text, refused=refused, refusal_reason=refusal_reason, extra=extra)
+
+
+def _small_talk(runtime, question: str, run: _Run) -> Iterator[Event] | None:
+    """The events of a small-talk answer (engine/smalltalk/), or None for a question to search.
+    A classifier that cannot run (no embedder) lets every question through to retrieval."""
+    classifier = runtime.small_talk
+    if classifier is None:
+        return None
+    t = time.perf_counter()
+    try:
+        decision = classifier.classify(question)
+    except BackendError as exc:
+        run.trace.notes.append(f"small talk not checked: {exc.message}")
+        return None
+    run.trace.add("small_talk", _ms(t), [decision.to_dict()], decision.why)
+    if not decision.small_talk:
+        return None
+    from .smalltalk import is_refusal, reply
+
+    try:
+        documents = runtime.documents()
+    except IndexMissing:
+        documents = []
+    reader = runtime.models.active().get("reader", "").split(":", 1)[-1]
+    refused = is_refusal(decision.kind)
+    run.risk = Risk("", [], False)
+    return _direct(run, reply(decision.kind, documents, reader), refused=refused,
+                   refusal_reason="off_topic" if refused else "",
+                   extra={"direct": True, "small_talk": decision.kind})
+
+
 def _wait_turn(queue: ReaderQueue, ticket: Ticket, run: _Run) -> Iterator[Event]:
     """`queue` events (answers ahead) while earlier answers hold the reader; returns False when
     the wait outlasted QUEUE_TIMEOUT_S."""
@@ -276,14 +322,14 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     question = question.strip()
     run = _Run(runtime, question, list(history or []), label or question)
     run.docs = list(docs or [])
-    run.trace.add("risk", 0.0, [run.risk.to_dict()])
-
     if direct_answer is not None:
-        yield Event("sources", {"passages": []})
-        run.mark_first_token()
-        yield Event("token", {"text": direct_answer, "attempt": 1})
-        yield run.final(direct_answer, refused=False, extra={"direct": True})
+        yield from _direct(run, direct_answer, refused=False, extra={"direct": True})
         return
+    talk = _small_talk(runtime, question, run)
+    if talk is not None:
+        yield from talk
+        return
+    run.trace.add("risk", 0.0, [run.risk.to_dict()])
 
     # retrieve
     t = time.perf_counter()

@@ -19,7 +19,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 DEFAULT_SERVICE_S = 30.0
 CHAT, EVAL = 0, 1  # ticket classes: a lower class is served first
@@ -61,6 +61,25 @@ class ReaderQueue:
         self._waiting: dict[int, Ticket] = {}
         self._busy: dict[int, float] = {}  # serving ticket -> when it started
         self._service_s: collections.deque[float] = collections.deque(maxlen=20)
+        self._chat_serving: set[int] = set()  # serving tickets of class CHAT (and borrows)
+        self._listeners: list[Callable[[bool], None]] = []
+        self._chat_active = False
+
+    # -- who else wants to know
+    def on_chat_active(self, listener: Callable[[bool], None]) -> None:
+        """Call `listener(True)` when a person's answer starts holding or waiting for the reader and
+        `listener(False)` when none does any more (background work pauses meanwhile: engine/background.py)."""
+        with self._cond:
+            self._listeners.append(listener)
+            listener(self._chat_active)
+
+    def _changed(self) -> None:
+        """After any change, under the lock: tell the listeners when CHAT activity starts or stops."""
+        active = bool(self._chat_serving) or any(t.priority == CHAT for t in self._waiting.values())
+        if active != self._chat_active:
+            self._chat_active = active
+            for listener in self._listeners:
+                listener(active)
 
     # -- taking a ticket
     def take(self, owner: str | None = None, *, capped: bool = True, priority: int = CHAT) -> Ticket:
@@ -81,6 +100,7 @@ class ReaderQueue:
             ticket = Ticket(self._next, owner, priority)
             self._next += 1
             self._waiting[ticket.number] = ticket
+            self._changed()
             return ticket
 
     def _retry_after(self, answers: int) -> int:
@@ -110,6 +130,9 @@ class ReaderQueue:
                 return False
             self._waiting.pop(ticket.number, None)
             self._busy[ticket.number] = time.monotonic()
+            if ticket.priority == CHAT:
+                self._chat_serving.add(ticket.number)
+            self._changed()
             return True
 
     @contextlib.contextmanager
@@ -123,12 +146,16 @@ class ReaderQueue:
                 ticket = Ticket(self._next, None, CHAT)
                 self._next += 1
                 self._busy[ticket.number] = time.monotonic()
+                self._chat_serving.add(ticket.number)
+                self._changed()
         try:
             yield lent
         finally:
             if lent:
                 with self._cond:
                     self._busy.pop(ticket.number, None)  # not a served answer: no service time recorded
+                    self._chat_serving.discard(ticket.number)
+                    self._changed()
                     self._cond.notify_all()
 
     def finish(self, ticket: Ticket) -> None:
@@ -139,6 +166,8 @@ class ReaderQueue:
                 self._service_s.append(time.monotonic() - started)
             elif self._waiting.pop(ticket.number, None) is None:
                 return  # already finished
+            self._chat_serving.discard(ticket.number)
+            self._changed()
             self._cond.notify_all()
 
     def snapshot(self) -> dict:

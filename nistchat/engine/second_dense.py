@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .background import AnswerFlag
 from .backends.select import local_model_path
 from .index import EmbeddingCache, build_dense, cache_dir_for, embed_children, text_key
 from .processes import pid_alive
@@ -39,7 +40,7 @@ META_FILE = "dense2.json"
 PROGRESS_FILE = "dense2.progress.json"
 CHECK_EVERY_S = 5.0  # how often retrieval looks for a newly finished build
 RETRY_FAILED_S = 60.0  # after the model failed at query time, when to try it again
-BATCH = 32
+BATCH = 8  # children a batch: a batch is the longest an answer waits for the build to pause
 
 
 def fingerprint(children) -> str:
@@ -64,9 +65,12 @@ def _write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
+def build(index_dir: Path, models_dir: Path, name: str, *, log=print, yield_to_answers: bool = True,
+          max_pause_s: float = 600.0) -> dict:
     """Embed every child of the index at `index_dir` with embedder `name` (cache first), write the
-    FAISS file and its record, and report progress in PROGRESS_FILE as it goes."""
+    FAISS file and its record, and report progress in PROGRESS_FILE as it goes. With
+    `yield_to_answers`, it waits between batches while a web process answers (engine/background.py),
+    at most `max_pause_s` at a stretch, saving its cache first so a restart keeps what it did."""
     import faiss
 
     from .backends.embedded import SentenceTransformerEmbedder
@@ -84,9 +88,18 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print) -> dict:
         embedder = SentenceTransformerEmbedder(local_model_path(models_dir, name), name=name)
         cache = EmbeddingCache(EmbeddingCache.path_for(cache_dir_for(index_dir), name, embedder.dim), embedder.dim)
 
+        flag = AnswerFlag(index_dir)
+
         def progress(done: int, _total: int) -> None:
             state["done"] = done
             _write_json(progress_path, state)
+            if yield_to_answers and flag.held():
+                cache.save()
+                state["paused"] = True
+                _write_json(progress_path, state)
+                state["paused_s"] = round(state.get("paused_s", 0.0) + flag.wait_while_held(max_pause_s), 1)
+                state["paused"] = False
+                _write_json(progress_path, state)
 
         vectors, _hits, embedded = embed_children(children, embedder, cache, batch_size=BATCH, on_batch=progress)
         cache.save()
@@ -175,7 +188,8 @@ class SecondDense:
     def progress_line(self) -> str:
         p = read_json(self.index_dir / PROGRESS_FILE)
         if p.get("state") == "building":
-            return f"being built: {p.get('done', 0)} of {p.get('total', '?')} passages embedded"
+            paused = " (paused while an answer is written)" if p.get("paused") else ""
+            return f"being built: {p.get('done', 0)} of {p.get('total', '?')} passages embedded{paused}"
         if p.get("state") == "failed":
             return f"the build failed: {p.get('error', '?')}"
         return "not built yet (`nistchat serve` builds it in the background)"
@@ -207,16 +221,18 @@ def needs_build(index_dir: Path, models_dir: Path, name: str, index) -> bool:
     return True
 
 
-def start_build(index_dir: Path, models_dir: Path, name: str, index, *, log=print) -> subprocess.Popen | None:
+def start_build(index_dir: Path, models_dir: Path, name: str, index, *, log=print, yield_to_answers: bool = True,
+                max_pause_s: float = 600.0) -> subprocess.Popen | None:
     """Start the build in a low-priority child process when `needs_build`; None otherwise. A child
-    process keeps torch's threads and memory out of the web process, and `nice` keeps the
-    people's answers ahead of it."""
+    process keeps torch's threads and memory out of the web process; it pauses while people's
+    answers run (`build`), and `nice` keeps the web process's own work ahead of it."""
     if not needs_build(index_dir, models_dir, name, index):
         return None
     log(f"second embedder {name}: building its vectors in the background (status page shows progress)")
     return subprocess.Popen(
         [sys.executable, "-m", "nistchat.engine.second_dense", "--index-dir", str(index_dir),
-         "--models-dir", str(models_dir), "--embedder", name],
+         "--models-dir", str(models_dir), "--embedder", name, "--max-pause-s", str(max_pause_s)]
+        + ([] if yield_to_answers else ["--no-yield"]),
         stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10))
 
 
@@ -225,8 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index-dir", type=Path, required=True)
     ap.add_argument("--models-dir", type=Path, required=True)
     ap.add_argument("--embedder", required=True)
+    ap.add_argument("--no-yield", action="store_true", help="do not pause while a web process answers")
+    ap.add_argument("--max-pause-s", type=float, default=600.0, help="longest pause at a stretch")
     args = ap.parse_args(argv)
-    build(args.index_dir, args.models_dir, args.embedder)
+    build(args.index_dir, args.models_dir, args.embedder, yield_to_answers=not args.no_yield,
+          max_pause_s=args.max_pause_s)
     return 0
 
 

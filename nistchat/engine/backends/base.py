@@ -2,8 +2,10 @@
 Backends raise the typed errors of `engine/errors.py`."""
 from __future__ import annotations
 
+import queue
 import re
-from typing import Iterator, Protocol, runtime_checkable
+import threading
+from typing import Callable, Iterator, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,8 +34,10 @@ class Reranker(Protocol):
 class Reader(Protocol):
     name: str
 
-    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1) -> Iterator[str]:
-        """Chat completion, yielded as text pieces as they are generated."""
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
+               first_token_s: float | None = None) -> Iterator[str]:
+        """Chat completion, yielded as text pieces as they are generated. `first_token_s` bounds the
+        wait for the first piece (the prompt's reading, `Pace`); the stall limit bounds the rest."""
 
 
 @runtime_checkable
@@ -64,3 +68,100 @@ def minicheck_prompt(document: str, claim: str) -> str:
 
 def parse_yes_no(text: str) -> bool:
     return text.strip().lower().lstrip("\"'*").startswith("yes")
+
+
+# A prompt the self-test sends to measure the reader's prefill rate: long enough (~250 words and
+# marks) that reading it, not the HTTP round trip, is most of the time to its one token.
+PREFILL_PROBE_MESSAGES = [{"role": "user", "content": (
+    "Read this note and reply with the single word: ready. " +
+    "An organization that manages the risks of an AI system maps its context, measures its "
+    "trustworthiness, manages what it finds and governs the whole effort with clear roles. " * 9)}]
+
+
+class Pace:
+    """How long the reader may take to its first token: the prompt's tokens at the reader's measured
+    prefill rate, times FACTOR, between a floor and a ceiling.
+
+    Why not one stall limit: reading a 2,000-token prompt takes 10 s on a quiet machine and over
+    100 s on a busy one, while a silent reader between two tokens has hung. The rate comes from the
+    self-test's probe and then from every answer (a moving average, so a machine that gets busier
+    gets longer limits); before any measurement the limit is the ceiling."""
+
+    FACTOR = 3.0
+    WEIGHT = 0.3  # of the newest observation in the moving average
+
+    def __init__(self, floor_s: float, ceiling_s: float):
+        self.floor_s, self.ceiling_s = floor_s, max(floor_s, ceiling_s)
+        self.tokens_per_s: float | None = None
+        self._lock = threading.Lock()
+
+    def observe(self, prompt_tokens: int, seconds: float) -> None:
+        if prompt_tokens <= 0 or seconds <= 0:
+            return
+        rate = prompt_tokens / seconds
+        with self._lock:
+            old = self.tokens_per_s
+            self.tokens_per_s = rate if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * rate
+
+    def expected_s(self, prompt_tokens: int) -> float | None:
+        """Seconds reading `prompt_tokens` should take at the measured rate (None before any measurement)."""
+        rate = self.tokens_per_s
+        return prompt_tokens / rate if rate else None
+
+    def first_token_limit(self, prompt_tokens: int) -> float:
+        expected = self.expected_s(prompt_tokens)
+        if expected is None:
+            return self.ceiling_s
+        return min(self.ceiling_s, max(self.floor_s, expected * self.FACTOR))
+
+    def to_dict(self) -> dict:
+        return {"prefill_tokens_per_s": round(self.tokens_per_s, 1) if self.tokens_per_s else None,
+                "first_token_floor_s": self.floor_s, "first_token_ceiling_s": self.ceiling_s, "factor": self.FACTOR}
+
+
+def paced(pieces: Iterator[str], *, first_token_s: float, stall_s: float,
+          on_timeout: Callable[[bool, float], BaseException]) -> Iterator[str]:
+    """Yield `pieces`, ending with `on_timeout(first, waited_s)` raised when the first piece takes
+    longer than `first_token_s` or a later one longer than `stall_s`.
+
+    The pieces are read on a thread of their own, so a wait ends on time even while a network read
+    blocks (a client's read timeout is one number for the whole stream). Closing this generator
+    (the person went away) stops the reading thread at its next piece."""
+    box: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    done = object()
+
+    def pump() -> None:
+        try:
+            for piece in pieces:
+                if stop.is_set():
+                    break
+                box.put(piece)
+        except BaseException as exc:  # handed to the consumer, which raises it in its own thread
+            box.put(exc)
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None and stop.is_set():
+                try:
+                    close()
+                except Exception:
+                    pass
+            box.put(done)
+
+    threading.Thread(target=pump, name="reader-stream", daemon=True).start()
+    first = True
+    try:
+        while True:
+            limit = first_token_s if first else stall_s
+            try:
+                item = box.get(timeout=limit)
+            except queue.Empty:
+                raise on_timeout(first, limit) from None
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            first = False
+            yield item
+    finally:
+        stop.set()

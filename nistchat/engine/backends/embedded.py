@@ -115,19 +115,22 @@ class LlamaCppReader:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
     def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
-               **sampling) -> Iterator[str]:
-        """Yield text pieces. `timeout_s` bounds a stall (time to the first token, or between two
-        tokens), not the whole answer: a long answer that keeps coming is never cut off."""
+               first_token_s: float | None = None, **sampling) -> Iterator[str]:
+        """Yield text pieces. `first_token_s` (default `timeout_s`) bounds the wait for the first
+        token and `timeout_s` a stall between two, not the whole answer: a long answer that keeps
+        coming is never cut off. In-process, a limit is checked when a token arrives."""
         with self._lock:
             waiting_since = time.monotonic()
+            limit = first_token_s or self.timeout_s
             try:
                 chunks = self._llm.create_chat_completion(messages=messages, stream=True, max_tokens=max_tokens,
                                                           temperature=temperature, **{**self.SAMPLING, **sampling})
                 for chunk in chunks:
-                    if time.monotonic() - waiting_since > self.timeout_s:
-                        raise TimedOut(f"The reader produced nothing for {self.timeout_s:.0f} s.")
+                    if time.monotonic() - waiting_since > limit:
+                        raise TimedOut(f"The reader produced nothing for {limit:.0f} s.")
                     piece = chunk["choices"][0]["delta"].get("content") or ""
                     if piece:
+                        limit = self.timeout_s
                         yield piece
                     waiting_since = time.monotonic()
             except (TimedOut, GeneratorExit):

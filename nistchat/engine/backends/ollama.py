@@ -12,7 +12,7 @@ import numpy as np
 import ollama
 
 from ..errors import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
-from .base import minicheck_prompt, parse_yes_no
+from .base import minicheck_prompt, paced, parse_yes_no
 
 
 @contextlib.contextmanager
@@ -50,11 +50,24 @@ def has_model(available: list[str], model: str) -> bool:
 
 
 class OllamaReader:
-    def __init__(self, host: str, model: str, timeout_s: float = 120.0):
-        self.host, self.name, self.timeout_s = host, model, timeout_s
-        self._client = make_client(host, timeout_s)
+    """`timeout_s` bounds a stall between two tokens; the wait for the first one is the caller's
+    `first_token_s` (the prompt's reading time, `base.Pace`), at most `max_wait_s`."""
 
-    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1) -> Iterator[str]:
+    def __init__(self, host: str, model: str, timeout_s: float = 120.0, max_wait_s: float = 900.0):
+        self.host, self.name, self.timeout_s = host, model, timeout_s
+        self._client = make_client(host, max(timeout_s, max_wait_s))  # `paced` enforces the real limits
+
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
+               first_token_s: float | None = None) -> Iterator[str]:
+        def timed_out(first: bool, waited: float) -> TimedOut:
+            what = "did not start its answer" if first else "stopped producing tokens"
+            return TimedOut(f"Ollama at {self.host} {what} within {waited:.0f} s (model {self.name}).")
+
+        yield from paced(self._pieces(messages, max_tokens, temperature),
+                         first_token_s=first_token_s or self.timeout_s, stall_s=self.timeout_s,
+                         on_timeout=timed_out)
+
+    def _pieces(self, messages: list[dict], max_tokens: int, temperature: float) -> Iterator[str]:
         started = False
         with _typed_errors(self.host, self.name):
             try:

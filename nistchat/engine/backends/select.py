@@ -14,7 +14,7 @@ from pathlib import Path
 from ...config import Settings
 from . import ollama as ollama_backend
 from ..errors import BackendError, ModelMissing, Unreachable
-from .base import SELF_TEST_MESSAGES
+from .base import PREFILL_PROBE_MESSAGES, SELF_TEST_MESSAGES, Pace
 
 ROLES = ("embedder", "reranker", "reader", "verifier")
 RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after this (a short outage heals)
@@ -68,6 +68,7 @@ class ModelRegistry:
         self._errors: dict[str, tuple[BackendError, float]] = {}
         self.states = self._plan()
         self.self_test_result: dict = {"state": "not run"}
+        self.pace = Pace(settings.backends.first_token_floor_s, settings.backends.first_token_ceiling_s)
 
     # -- planning: which backend serves each role, decided without loading anything heavy
     def _probe_ollama(self) -> tuple[list[str] | None, str]:
@@ -142,12 +143,14 @@ class ModelRegistry:
                 if not ollama_backend.has_model(available, s.reader_model):
                     raise ModelMissing(f"Ollama at {s.ollama_host} has no model {s.reader_model!r}. "
                                        f"Run `ollama pull {s.reader_model}`.")
-                return ollama_backend.OllamaReader(s.ollama_host, s.reader_model, s.timeout_s)
+                return ollama_backend.OllamaReader(s.ollama_host, s.reader_model, s.timeout_s,
+                                                   s.first_token_ceiling_s)
             if s.reader_process == "worker":
                 from .supervisor import ReaderWorker, WorkerReader
                 if not paths.gguf_path.is_file():
                     raise ModelMissing(f"Reader model file not found: {paths.gguf_path}. Run `nistchat models install`.")
-                return WorkerReader(ReaderWorker(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s)
+                return WorkerReader(ReaderWorker(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s,
+                                    s.first_token_ceiling_s)
             from .embedded import LlamaCppReader
             return LlamaCppReader(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
         if role == "verifier":
@@ -197,11 +200,11 @@ class ModelRegistry:
                 if role == "embedder":
                     model.embed(["self-test"])
                     extra = {}
-                elif hasattr(model, "self_test"):
-                    extra = model.self_test()
                 else:
-                    "".join(model.stream(SELF_TEST_MESSAGES, max_tokens=1, temperature=0.0))
-                    extra = {}
+                    extra = model.self_test() if hasattr(model, "self_test") else {}
+                    if not extra:
+                        "".join(model.stream(SELF_TEST_MESSAGES, max_tokens=1, temperature=0.0))
+                    extra["prefill_tokens_per_s"] = self._measure_prefill(model)
                 result["roles"][role] = {"ok": True, "ms": round((time.perf_counter() - t) * 1000, 1), **extra}
             except BackendError as exc:
                 result["state"] = "failed"
@@ -210,6 +213,17 @@ class ModelRegistry:
         result["at"] = time.strftime("%Y-%m-%d %H:%M:%S")
         self.self_test_result = result
         return result
+
+    def _measure_prefill(self, reader) -> float | None:
+        """Prompt tokens a second the reader reads on this machine now (one probe of ~250 tokens, in
+        the unit the pipeline counts prompts in), the starting point of `self.pace`."""
+        from ..text import count_tokens
+
+        tokens = sum(count_tokens(m["content"]) for m in PREFILL_PROBE_MESSAGES)
+        t = time.perf_counter()
+        "".join(reader.stream(PREFILL_PROBE_MESSAGES, max_tokens=1, temperature=0.0))
+        self.pace.observe(tokens, time.perf_counter() - t)
+        return self.pace.to_dict()["prefill_tokens_per_s"]
 
     def optional(self, role: str):
         """The model, or None when it cannot be served (the caller records why in its trace)."""

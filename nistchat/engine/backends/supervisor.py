@@ -187,25 +187,33 @@ class ReaderWorker:
 class WorkerReader:
     """The reader role over a `ReaderWorker`: Ollama's client, plus restart on crash or hang."""
 
-    def __init__(self, worker: ReaderWorker, timeout_s: float = 120.0):
+    def __init__(self, worker: ReaderWorker, timeout_s: float = 120.0, max_wait_s: float = 900.0):
         self.worker = worker
         self.name = worker.name
-        self.timeout_s = timeout_s
+        self.timeout_s, self.max_wait_s = timeout_s, max_wait_s
         self._client: OllamaReader | None = None
 
     def _reader(self) -> OllamaReader:
         host = self.worker.ensure()
         if self._client is None or self._client.host != host:
-            self._client = OllamaReader(host, self.name, self.timeout_s)
+            self._client = OllamaReader(host, self.name, self.timeout_s, self.max_wait_s)
         return self._client
 
-    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1) -> Iterator[str]:
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
+               first_token_s: float | None = None) -> Iterator[str]:
         reader = self._reader()
+        first_token_s = first_token_s or self.timeout_s
+        got_token = False
         try:
-            yield from reader.stream(messages, max_tokens=max_tokens, temperature=temperature)
+            for piece in reader.stream(messages, max_tokens=max_tokens, temperature=temperature,
+                                       first_token_s=first_token_s):
+                got_token = True
+                yield piece
         except TimedOut as exc:  # the client's words name Ollama; here it is our own process
-            self.worker.restart(f"restarted after it produced nothing for {self.timeout_s:.0f} s")
-            raise TimedOut(f"The reader process produced nothing for {self.timeout_s:.0f} s (the machine may be "
+            waited = self.timeout_s if got_token else first_token_s
+            what = "produced nothing more" if got_token else "had not started the answer"
+            self.worker.restart(f"restarted after it {what} for {waited:.0f} s")
+            raise TimedOut(f"The reader process {what} after {waited:.0f} s (the machine may be "
                            "overloaded); it is being restarted. Please ask again.") from exc
         except BackendError as exc:
             ended = self.worker.died()
