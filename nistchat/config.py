@@ -65,7 +65,8 @@ class BackendSettings:
                                          minimum=0.001)
     first_token_ceiling_s: float = setting(900.0, "... and at most this", minimum=0.001)
     n_ctx: int = setting(4096, "llama.cpp context window", minimum=512)
-    threads: int = setting(0, "llama.cpp threads; 0 = all cores", minimum=0)
+    threads: int = setting(0, "llama.cpp threads; 0 = all cores but those other processes keep busy, "
+                                 "chosen before each answer (backends/contention.py)", minimum=0)
     query_threads: int = setting(1, "torch threads for embedding questions (0 = all cores); ingest uses all cores",
                                  minimum=0)
     reader_process: str = setting("worker", "worker: llama.cpp in a child process (a crash costs one answer)",

@@ -63,7 +63,7 @@ def test_a_hung_worker_times_out_and_is_replaced(worker):
     with pytest.raises(TimedOut):
         list(reader.stream(LONG, max_tokens=20))
     assert time.monotonic() - t < 30
-    assert "restarted after it produced nothing" in worker.state()["last_exit"]
+    assert "restarted after it had not started the answer for 3 s" in worker.state()["last_exit"]
     assert "".join(reader.stream([{"role": "user", "content": "Say ok."}], max_tokens=4)).strip()
     assert worker.starts == 2
 
@@ -135,3 +135,36 @@ def test_the_web_side_never_imports_llama_cpp(runtime):
 def test_describe_exit_says_how_a_process_ended():
     assert describe_exit(-9) == "killed by SIGKILL" and describe_exit(3) == "exit status 3"
     assert describe_exit(None) == "still running"
+
+
+def test_the_thread_count_can_change_between_answers_and_greedy_words_stay_the_same(worker):
+    """The reader chooses its threads before each answer (backends/contention.py); llama.cpp splits
+    rows across threads, so one or two threads write the same greedy answer."""
+    from nistchat.engine.backends.contention import ThreadChooser
+
+    prompt = [{"role": "user", "content": "Name the four functions of the NIST AI RMF core."}]
+    one = "".join(WorkerReader(worker, timeout_s=60, threads=ThreadChooser(1)).stream(prompt, max_tokens=12,
+                                                                                       temperature=0.0))
+    two = "".join(WorkerReader(worker, timeout_s=60, threads=ThreadChooser(2)).stream(prompt, max_tokens=12,
+                                                                                       temperature=0.0))
+    assert one.strip() and one == two
+    assert worker.starts == 1  # the same process: the threads changed inside it
+
+
+def test_busy_cores_see_another_process_and_leave_out_the_ones_named():
+    import subprocess
+    import sys
+
+    from nistchat.engine.backends.contention import busy_cores, threads_for
+
+    assert threads_for(2, 0.1) == 2 and threads_for(2, 0.8) == 1 and threads_for(2, 2.0) == 1
+    assert threads_for(4, 1.0) == 3 and threads_for(2, None) == 2
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        seen = busy_cores(0.5)
+        without = busy_cores(0.5, ignore=[burner.pid])
+    finally:
+        burner.kill()
+        burner.wait()
+    assert seen is not None and seen - without > 0.3  # the burner had a good share of a core

@@ -53,3 +53,40 @@ class AnswerFlag:
         while self.held() and time.monotonic() - start < max_s:
             time.sleep(poll_s)
         return time.monotonic() - start
+
+
+JOB_PREFIX = ".background."
+
+
+class BackgroundJob:
+    """A background job's mark in the folder while it runs, so the reader can leave the job's own
+    load out when it counts the cores that are free (backends/contention.py): the job pauses for
+    the answer at its next batch, so its cores are the answer's."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / f"{JOB_PREFIX}{os.getpid()}"
+
+    def __enter__(self) -> "BackgroundJob":
+        try:
+            self.path.write_text(str(os.getpid()), encoding="utf-8")
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def job_pids(folder: Path) -> list[int]:
+    """The live background jobs marked in the folder."""
+    pids = []
+    for path in Path(folder).glob(f"{JOB_PREFIX}*"):
+        try:
+            pid = int(path.name[len(JOB_PREFIX):])
+        except ValueError:
+            continue
+        if pid_alive(pid):
+            pids.append(pid)
+        else:
+            path.unlink(missing_ok=True)
+    return pids

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .background import AnswerFlag
+from .background import AnswerFlag, BackgroundJob
 from .backends.select import local_model_path
 from .index import EmbeddingCache, build_dense, cache_dir_for, embed_children, text_key
 from .processes import pid_alive
@@ -71,9 +71,6 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print, yield_to_a
     FAISS file and its record, and report progress in PROGRESS_FILE as it goes. With
     `yield_to_answers`, it waits between batches while a web process answers (engine/background.py),
     at most `max_pause_s` at a stretch, saving its cache first so a restart keeps what it did."""
-    import faiss
-
-    from .backends.embedded import SentenceTransformerEmbedder
     from .index import Index
 
     index_dir = Path(index_dir)
@@ -85,38 +82,50 @@ def build(index_dir: Path, models_dir: Path, name: str, *, log=print, yield_to_a
              "pid": os.getpid()}
     _write_json(progress_path, state)
     try:
-        embedder = SentenceTransformerEmbedder(local_model_path(models_dir, name), name=name)
-        cache = EmbeddingCache(EmbeddingCache.path_for(cache_dir_for(index_dir), name, embedder.dim), embedder.dim)
-
-        flag = AnswerFlag(index_dir)
-
-        def progress(done: int, _total: int) -> None:
-            state["done"] = done
-            _write_json(progress_path, state)
-            if yield_to_answers and flag.held():
-                cache.save()
-                state["paused"] = True
-                _write_json(progress_path, state)
-                state["paused_s"] = round(state.get("paused_s", 0.0) + flag.wait_while_held(max_pause_s), 1)
-                state["paused"] = False
-                _write_json(progress_path, state)
-
-        vectors, _hits, embedded = embed_children(children, embedder, cache, batch_size=BATCH, on_batch=progress)
-        cache.save()
-        tmp = index_dir / f".{FAISS_FILE}.tmp{os.getpid()}"
-        faiss.write_index(build_dense(vectors), str(tmp))
-        os.replace(tmp, index_dir / FAISS_FILE)
-        meta = {"embedder": name, "dim": int(embedder.dim), "children": len(children),
-                "fingerprint": fingerprint(children), "seconds": round(time.time() - started, 1)}
-        _write_json(index_dir / META_FILE, meta)
-        state.update(state="done", done=len(children), seconds=meta["seconds"])
-        _write_json(progress_path, state)
-        log(f"second embedder {name}: {len(children)} children ({embedded} embedded) in {meta['seconds']} s")
-        return state
+        with BackgroundJob(index_dir):
+            return _build(index_dir, models_dir, name, children, state, progress_path, started, log=log,
+                          yield_to_answers=yield_to_answers, max_pause_s=max_pause_s)
     except Exception as exc:
         state.update(state="failed", error=f"{type(exc).__name__}: {exc}")
         _write_json(progress_path, state)
         raise
+
+
+def _build(index_dir: Path, models_dir: Path, name: str, children, state: dict, progress_path: Path,
+           started: float, *, log, yield_to_answers: bool, max_pause_s: float) -> dict:
+    """`build`'s work, while the job's mark says a background job runs (engine/background.py)."""
+    import faiss
+
+    from .backends.embedded import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(local_model_path(models_dir, name), name=name)
+    cache = EmbeddingCache(EmbeddingCache.path_for(cache_dir_for(index_dir), name, embedder.dim), embedder.dim)
+
+    flag = AnswerFlag(index_dir)
+
+    def progress(done: int, _total: int) -> None:
+        state["done"] = done
+        _write_json(progress_path, state)
+        if yield_to_answers and flag.held():
+            cache.save()
+            state["paused"] = True
+            _write_json(progress_path, state)
+            state["paused_s"] = round(state.get("paused_s", 0.0) + flag.wait_while_held(max_pause_s), 1)
+            state["paused"] = False
+            _write_json(progress_path, state)
+
+    vectors, _hits, embedded = embed_children(children, embedder, cache, batch_size=BATCH, on_batch=progress)
+    cache.save()
+    tmp = index_dir / f".{FAISS_FILE}.tmp{os.getpid()}"
+    faiss.write_index(build_dense(vectors), str(tmp))
+    os.replace(tmp, index_dir / FAISS_FILE)
+    meta = {"embedder": name, "dim": int(embedder.dim), "children": len(children),
+            "fingerprint": fingerprint(children), "seconds": round(time.time() - started, 1)}
+    _write_json(index_dir / META_FILE, meta)
+    state.update(state="done", done=len(children), seconds=meta["seconds"])
+    _write_json(progress_path, state)
+    log(f"second embedder {name}: {len(children)} children ({embedded} embedded) in {meta['seconds']} s")
+    return state
 
 
 _EMBEDDERS: dict[Path, object] = {}

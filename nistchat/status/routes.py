@@ -2,6 +2,8 @@
 P80 answer time per risk class, and recent errors, so an operator can see health at a glance."""
 from __future__ import annotations
 
+import os
+
 from datetime import timedelta
 
 from flask import Blueprint, current_app, jsonify, render_template, request
@@ -66,7 +68,18 @@ def collect() -> dict:
         "answers_running": registry(app).active(),
         "self_test": runtime.models.self_test_result,
         "queue": runtime.queue.snapshot(),
+        "reader_pace": runtime.models.reader_pace(),
+        "load": _load(),
     }
+
+
+def _load() -> dict:
+    """The host's load averages and cores: what the reader's thread choice reacts to."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return {}
+    return {"1m": round(one, 2), "5m": round(five, 2), "15m": round(fifteen, 2), "cores": os.cpu_count()}
 
 
 def health(data: dict) -> str:

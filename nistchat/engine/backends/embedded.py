@@ -108,8 +108,18 @@ class LlamaCppReader:
         self.name = gguf.stem
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
-        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2,
+        self.threads = threads or os.cpu_count() or 2
+        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=self.threads, n_threads_batch=self.threads,
                           verbose=False)
+
+    def set_threads(self, threads: int) -> None:
+        """Generate and read prompts with `threads` threads from the next call on (fewer when other
+        processes keep cores busy: backends/contention.py)."""
+        threads = max(1, threads)
+        with self._lock:
+            if threads != self.threads:
+                self._llm._ctx.set_n_threads(threads, threads)
+                self.threads = threads
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))

@@ -58,21 +58,22 @@ class OllamaReader:
         self._client = make_client(host, max(timeout_s, max_wait_s))  # `paced` enforces the real limits
 
     def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
-               first_token_s: float | None = None) -> Iterator[str]:
+               first_token_s: float | None = None, threads: int | None = None) -> Iterator[str]:
+        """`threads` is Ollama's `num_thread` option (the reader worker honours it too)."""
         def timed_out(first: bool, waited: float) -> TimedOut:
             what = "did not start its answer" if first else "stopped producing tokens"
             return TimedOut(f"Ollama at {self.host} {what} within {waited:.0f} s (model {self.name}).")
 
-        yield from paced(self._pieces(messages, max_tokens, temperature),
+        options = {"temperature": temperature, "num_predict": max_tokens, **({"num_thread": threads} if threads else {})}
+        yield from paced(self._pieces(messages, options),
                          first_token_s=first_token_s or self.timeout_s, stall_s=self.timeout_s,
                          on_timeout=timed_out)
 
-    def _pieces(self, messages: list[dict], max_tokens: int, temperature: float) -> Iterator[str]:
+    def _pieces(self, messages: list[dict], options: dict) -> Iterator[str]:
         started = False
         with _typed_errors(self.host, self.name):
             try:
-                for chunk in self._client.chat(model=self.name, messages=messages, stream=True,
-                                               options={"temperature": temperature, "num_predict": max_tokens}):
+                for chunk in self._client.chat(model=self.name, messages=messages, stream=True, options=options):
                     piece = chunk.message.content or ""
                     if piece:
                         started = True

@@ -149,8 +149,11 @@ class ModelRegistry:
                 from .supervisor import ReaderWorker, WorkerReader
                 if not paths.gguf_path.is_file():
                     raise ModelMissing(f"Reader model file not found: {paths.gguf_path}. Run `nistchat models install`.")
+                from ..background import job_pids
+                from .contention import ThreadChooser
+                chooser = ThreadChooser(s.threads, ignore=lambda: job_pids(paths.index_dir))
                 return WorkerReader(ReaderWorker(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads), s.timeout_s,
-                                    s.first_token_ceiling_s)
+                                    s.first_token_ceiling_s, chooser)
             from .embedded import LlamaCppReader
             return LlamaCppReader(paths.gguf_path, n_ctx=s.n_ctx, threads=s.threads, timeout_s=s.timeout_s)
         if role == "verifier":
@@ -180,6 +183,14 @@ class ModelRegistry:
             self.states[role].loaded = True
             self.states[role].error = ""
             return model
+
+    def reader_pace(self) -> dict:
+        """For /status: the reader's measured prefill rate and first-token limits, and the threads it
+        chose last with the host's load then."""
+        with self._lock:
+            reader = self._models.get("reader")
+        chooser = getattr(reader, "threads", None)
+        return {**self.pace.to_dict(), "threads": chooser.state() if hasattr(chooser, "state") else {}}
 
     def worker(self):
         """The reader's worker process, when the reader runs in one (else None)."""

@@ -22,6 +22,7 @@ from typing import Iterator
 
 from ..errors import BackendError, Interrupted, ModelMissing, TimedOut, Unreachable
 from .base import SELF_TEST_MESSAGES
+from .contention import ThreadChooser
 from .ollama import OllamaReader
 
 START_TIMEOUT_S = 300.0  # a cold page cache on a slow disk; a warm 1.5B start takes ~2 s
@@ -187,10 +188,12 @@ class ReaderWorker:
 class WorkerReader:
     """The reader role over a `ReaderWorker`: Ollama's client, plus restart on crash or hang."""
 
-    def __init__(self, worker: ReaderWorker, timeout_s: float = 120.0, max_wait_s: float = 900.0):
+    def __init__(self, worker: ReaderWorker, timeout_s: float = 120.0, max_wait_s: float = 900.0,
+                 threads: ThreadChooser | None = None):
         self.worker = worker
         self.name = worker.name
         self.timeout_s, self.max_wait_s = timeout_s, max_wait_s
+        self.threads = threads or ThreadChooser(worker.threads)
         self._client: OllamaReader | None = None
 
     def _reader(self) -> OllamaReader:
@@ -206,7 +209,7 @@ class WorkerReader:
         got_token = False
         try:
             for piece in reader.stream(messages, max_tokens=max_tokens, temperature=temperature,
-                                       first_token_s=first_token_s):
+                                       first_token_s=first_token_s, threads=self.threads.choose()):
                 got_token = True
                 yield piece
         except TimedOut as exc:  # the client's words name Ollama; here it is our own process

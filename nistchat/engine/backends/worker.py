@@ -50,7 +50,10 @@ class Worker:
         self.system_info = llama_print_system_info().decode(errors="replace").strip()
 
     def chat(self, messages: list[dict], options: dict):
-        """Text pieces of one chat completion (greedy when temperature is 0); the client bounds stalls."""
+        """Text pieces of one chat completion (greedy when temperature is 0); the client bounds stalls.
+        `num_thread` (Ollama's option) sets llama.cpp's threads from this call on."""
+        if options.get("num_thread"):
+            self.reader.set_threads(int(options["num_thread"]))
         sampling = {k: options[k] for k in self.reader.SAMPLING if k in options}
         return self.reader.stream(messages, max_tokens=int(options.get("num_predict", 512)),
                                   temperature=float(options.get("temperature", 0.8)), **sampling)
