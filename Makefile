@@ -11,7 +11,7 @@ SIBLING_CORPUS := $(abspath ../shared/corpus/markdown)
 export NISTCHAT_CORPUS_DIR ?= $(shell if [ -n "$$(ls data/corpus 2>/dev/null)" ]; then echo data/corpus; \
                                   elif [ -d "$(SIBLING_CORPUS)" ]; then echo "$(SIBLING_CORPUS)"; fi)
 
-.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest bench help
+.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest bench bench-first-run help
 
 help:
 	@echo "make run   - set up (venv, models, index) and serve on 0.0.0.0:$${NISTCHAT_PORT:-8000}"
@@ -83,3 +83,9 @@ bench: models-run models-test
 	@$(PY) scripts/bench_answer.py
 	@$(PY) scripts/bench_reader_process.py
 	@$(PY) scripts/bench_load.py
+	@$(PY) scripts/bench_first_run.py
+
+# A newcomer's first quarter hour: fresh data and database, five questions while the second
+# embedder builds, then the same five on the quiet server (~20 min on 2 cores).
+bench-first-run: models-run
+	@$(PY) scripts/bench_first_run.py
