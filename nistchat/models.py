@@ -121,6 +121,29 @@ class Feedback(db.Model):
                 "time": self.updated_at.isoformat(timespec="seconds")}
 
 
+class ReportedItem(db.Model):
+    """An evaluation item an admin made from a 👎: the question asked, the answer it should have
+    had and the evidence, copied verbatim from the document (the golden sets' format). Together
+    they are the `reported` set (`nistchat eval answers --set reported`, the /evals page)."""
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    feedback_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("feedback.id", ondelete="SET NULL"), index=True)
+    question: Mapped[str] = mapped_column(Text)
+    doc: Mapped[str | None] = mapped_column(String(64))  # None: a question the documents do not answer
+    category: Mapped[str] = mapped_column(String(32))
+    evidence: Mapped[list[str]] = mapped_column(JSON)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    @property
+    def item_id(self) -> str:
+        return f"r{self.id:03d}"
+
+    def golden(self) -> dict:
+        """The item as a line of a golden JSONL set."""
+        return {"id": self.item_id, "doc": self.doc, "category": self.category, "question": self.question,
+                "evidence": list(self.evidence or []), "answer": self.answer or ""}
+
+
 class EvalRun(db.Model):
     """One evaluation run (retrieval or answers) over the golden set, for the evaluation issue."""
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
