@@ -3,6 +3,7 @@ document titles on the pages, over real indexes (the tiny two-document one, and 
 for every passage kind and the time per page)."""
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -142,3 +143,15 @@ def test_every_passage_kind_of_every_document_opens_highlighted_within_300_ms(tm
     assert kinds >= {"prose", "table", "list"}
     print(f"slowest viewer page: {slowest * 1000:.0f} ms")
     assert slowest < 0.3
+
+
+def test_the_status_page_and_the_log_export_name_documents_by_title(tiny_client, tiny_runtime):
+    from .web_support import login
+
+    parent = widget_parent(tiny_runtime)
+    stored_answer(tiny_client, parent)
+    login(tiny_client)
+    html = tiny_client.get("/status").get_data(as_text=True)
+    assert f'<a href="/docs/{WIDGET}">{WIDGET_TITLE}</a>' in html
+    record = json.loads(tiny_client.get("/logs.jsonl").get_data(as_text=True).splitlines()[0])
+    assert record["sources"] == [f"[1] {WIDGET_TITLE} — {parent.section} {{{parent.id}}}"]

@@ -1,7 +1,8 @@
 """The document viewer in a real browser (Chromium via Playwright, the server on waitress): a
-stored answer's citation shows its preview on hover and on keyboard focus, and clicking it opens
-the viewer at the cited passage, highlighted, with the matching table row marked. Two page loads;
-screenshots of the preview and of the viewer (wide and narrow) land in test-artifacts/."""
+stored answer's citation shows its preview on hover and on keyboard focus, a 👎 with a reason is
+sent in place, and clicking the citation opens the viewer at the cited passage, highlighted, with
+the matching table row marked. Two page loads; screenshots of the preview, the vote and the
+viewer (wide and narrow) land in test-artifacts/."""
 from __future__ import annotations
 
 import uuid
@@ -11,7 +12,7 @@ import pytest
 from nistchat.engine.citations import source_list
 from nistchat.engine.types import Passage
 from nistchat.extensions import db
-from nistchat.models import Conversation, Message
+from nistchat.models import Conversation, Feedback, Message
 
 from .test_browser import ARTIFACTS, browser, live_server  # noqa: F401  (fixtures, one server for this module)
 
@@ -63,6 +64,17 @@ def test_a_citation_previews_and_opens_the_viewer_at_the_highlighted_passage(bro
         verdict_preview = page.locator(".checks .cite-preview").first
         assert verdict_preview.is_visible() and parent.heading_path[-1] in verdict_preview.inner_text()
         page.screenshot(path=str(ARTIFACTS / "citation-preview.png"))
+        page.mouse.move(0, 0)
+        form = page.locator("form.feedback")  # 👎 with a reason, sent by htmx: no page load
+        form.locator("summary").click()
+        form.locator("input[value=wrong_source]").check()
+        form.locator("textarea[name=text]").fill("the row is about another standard")
+        form.locator("button[value=down]").click()
+        page.wait_for_selector("form.feedback .saved")
+        assert page.locator("form.feedback[data-vote=down]").count() == 1
+        page.locator("form.feedback").screenshot(path=str(ARTIFACTS / "feedback.png"))
+        with app.app_context():
+            assert [(f.vote, f.reason) for f in Feedback.query.all()] == [("down", "wrong_source")]
         page.locator(".checks a.cite").first.click()
         page.wait_for_url(lambda url: f"/docs/{parent.doc}?at=" in url and url.endswith(f"#{parent.id}"))
         cited = page.locator("section.doc-passage.at")
