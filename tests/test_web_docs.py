@@ -141,6 +141,9 @@ def test_every_passage_kind_of_every_document_opens_highlighted_within_300_ms(tm
                 assert re.search(rf'id="{re.escape(parent.id)}"[^>]*>.*?<table>', html, re.S), doc
             kinds.add(kind)
     assert kinds >= {"prose", "table", "list"}
+    for page in ("/", "/docs"):  # the chat page's chips and the documents list: titles, not file stems
+        text = shown_text(client.get(page).get_data(as_text=True))
+        assert not [d for d in docs if d in text], page
     print(f"slowest viewer page: {slowest * 1000:.0f} ms")
     assert slowest < 0.3
 
