@@ -6,6 +6,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from nistchat.models import Feedback, Message
 
 from .web_support import DIRECT_LABEL, HX, ask_and_stream, count, login, post, stored
@@ -120,3 +122,32 @@ def test_an_admin_turns_a_down_vote_into_a_reported_item_that_an_eval_run_scores
                              obj=runtime)
     assert out.exit_code == 0, out.output
     assert "reported set" in out.output and "1 questions" in out.output and "stored as run 1" in out.output
+
+
+@pytest.mark.slow
+def test_a_reported_item_is_scored_by_an_answer_run(tmp_path, tiny_runtime):
+    """The same set through `nistchat eval answers` (the 0.5B reader, a short answer, no verifier)."""
+    from click.testing import CliRunner
+
+    from nistchat.cli import main
+    from nistchat.evals.store import run_dict
+    from nistchat.extensions import db
+    from nistchat.models import EvalRun, ReportedItem
+
+    from .web_support import build_app
+
+    app = build_app(tmp_path, tiny_runtime)
+    with app.app_context():
+        db.session.add(ReportedItem(question="How often is a widget reviewed?", doc="NIST.AI.999-9", category="factual",
+                                    evidence=["Each widget is reviewed before release and again every quarter."],
+                                    answer="Before release and again every quarter."))
+        db.session.commit()
+    runtime = tiny_runtime.derived({"instance_dir": str(tmp_path / "instance")})
+    out = CliRunner().invoke(main, ["eval", "answers", "--set", "reported", "--judge", "0", "-o", "answer.max_tokens=60",
+                                    "-o", "verify.mode=never", "-o", "verify.weak_retrieval=false"], obj=runtime)
+    assert out.exit_code == 0, out.output
+    with app.app_context():
+        run = run_dict(db.session.get(EvalRun, 1), full=True)
+    assert run["status"] == "done" and run["sets"] == "reported"
+    (item,) = run["items"]
+    assert item["question_id"] == "r001" and item["set"] == "reported" and item["scores"]
