@@ -7,6 +7,8 @@ imports it but the entry points (CLI, wsgi.py, tests).
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import os
 import secrets
@@ -112,7 +114,13 @@ def _register(app: Flask) -> None:
     from .api.routes import bp as api_bp
     from .audit.routes import bp as audit_bp
     from .chat.routes import bp as chat_bp
+    from .docs.render import preview_text
+    from .docs.routes import bp as docs_bp
+    from .docs.service import doc_title, doc_titles
     from .evals.routes import bp as evals_bp
+    from .feedback.routes import bp as feedback_bp
+    from .feedback.service import my_feedback
+    from .models import FEEDBACK_REASONS
     from .history.routes import bp as history_bp
     from .metrics.routes import bp as metrics_bp
     from .logs.routes import bp as logs_bp
@@ -120,7 +128,7 @@ def _register(app: Flask) -> None:
     from .topics.routes import bp as topics_bp
 
     for bp in (chat_bp, topics_bp, history_bp, logs_bp, admin_bp, evals_bp, metrics_bp, status_bp, audit_bp,
-               api_bp):
+               docs_bp, feedback_bp, api_bp):
         app.register_blueprint(bp)
     # JSON API for scripts: protected against CSRF by requiring a JSON body (a cross-site form
     # cannot send application/json without a CORS preflight, which this app never grants).
@@ -130,8 +138,14 @@ def _register(app: Flask) -> None:
     app.jinja_env.filters["highlight"] = highlight
     app.jinja_env.filters["seconds"] = seconds
     app.jinja_env.filters["split_sentences"] = _passage_sentences
+    app.jinja_env.filters["doc_title"] = doc_title
+    app.jinja_env.filters["doc_titles"] = doc_titles
+    app.jinja_env.filters["passage_preview"] = preview_text
     app.jinja_env.globals["ceil"] = math.ceil
+    app.jinja_env.globals["uid"] = functools.partial(next, itertools.count(1))  # unique element ids in a page
     app.jinja_env.globals["find_source"] = find_source
+    app.jinja_env.globals["my_feedback"] = my_feedback
+    app.jinja_env.globals["feedback_reasons"] = FEEDBACK_REASONS
 
     @app.context_processor
     def _template_globals():

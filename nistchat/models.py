@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -68,6 +68,8 @@ class Message(db.Model):
     audit: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # an audit's trust score, label, sentences
     conversation: Mapped[Conversation] = relationship(back_populates="messages")
     timings: Mapped[list[Timing]] = relationship(back_populates="message", cascade="all, delete-orphan")
+    feedback: Mapped[list[Feedback]] = relationship(back_populates="message", cascade="all, delete-orphan",
+                                                    order_by="Feedback.id")
 
     @property
     def shown_question(self) -> str:
@@ -85,6 +87,61 @@ class Timing(db.Model):
     stage: Mapped[str] = mapped_column(String(32))
     ms: Mapped[float] = mapped_column(Float)
     message: Mapped[Message] = relationship(back_populates="timings")
+
+
+FEEDBACK_REASONS = {
+    "wrong": "Wrong",
+    "incomplete": "Incomplete",
+    "wrong_source": "Wrong source",
+    "should_have_answered": "Should have answered",
+    "should_not_have_answered": "Should not have answered",
+}
+
+
+class Feedback(db.Model):
+    """One browser's vote on one answer ("up" or "down"; a down vote names a reason from
+    FEEDBACK_REASONS and may say more). Voting again changes it: one row per (message, owner)."""
+    __table_args__ = (UniqueConstraint("message_id", "owner", name="uq_feedback_message_owner"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[int] = mapped_column(Integer, ForeignKey("message.id", ondelete="CASCADE"), index=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    vote: Mapped[str] = mapped_column(String(8))  # up | down
+    reason: Mapped[str | None] = mapped_column(String(32))  # a FEEDBACK_REASONS key, for a down vote
+    text: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    message: Mapped[Message] = relationship(back_populates="feedback")
+
+    @property
+    def reason_label(self) -> str:
+        return FEEDBACK_REASONS.get(self.reason or "", "")
+
+    def to_dict(self) -> dict:
+        return {"vote": self.vote, "reason": self.reason, "text": self.text,
+                "time": self.updated_at.isoformat(timespec="seconds")}
+
+
+class ReportedItem(db.Model):
+    """An evaluation item an admin made from a 👎: the question asked, the answer it should have
+    had and the evidence, copied verbatim from the document (the golden sets' format). Together
+    they are the `reported` set (`nistchat eval answers --set reported`, the /evals page)."""
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    feedback_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("feedback.id", ondelete="SET NULL"), index=True)
+    question: Mapped[str] = mapped_column(Text)
+    doc: Mapped[str | None] = mapped_column(String(64))  # None: a question the documents do not answer
+    category: Mapped[str] = mapped_column(String(32))
+    evidence: Mapped[list[str]] = mapped_column(JSON)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+    @property
+    def item_id(self) -> str:
+        return f"r{self.id:03d}"
+
+    def golden(self) -> dict:
+        """The item as a line of a golden JSONL set."""
+        return {"id": self.item_id, "doc": self.doc, "category": self.category, "question": self.question,
+                "evidence": list(self.evidence or []), "answer": self.answer or ""}
 
 
 class EvalRun(db.Model):

@@ -54,6 +54,17 @@ def test_titles_give_labels_and_names():
     assert cat.named("Under the Plan for Global Engagement on AI Standards, who leads?") == ["NIST.AI.100-5"]
 
 
+def test_pages_name_a_document_by_its_title_and_number_never_its_file_stem():
+    entries = {d: DocEntry(d, t) for d, t in TITLES.items()}
+    assert entries["NIST.AI.100-1"].display == "AI RMF 1.0 (NIST AI 100-1)"  # the title's own short name
+    assert entries["NIST.AI.800-4"].display == "Challenges to the Monitoring of Deployed AI Systems (NIST AI 800-4)"
+    assert entries["NIST.AI.CI-Profile-Concept-Note"].display == entries["NIST.AI.CI-Profile-Concept-Note"].label
+    assert DocEntry("NIST.AI.999-9", "NIST AI 999-9").display == "NIST AI 999-9"
+    assert DocEntry("notes", "").display == "notes"  # no title at all: the id is all there is
+    for entry in entries.values():
+        assert entry.id not in entry.display
+
+
 def test_an_indexed_document_no_code_knows_is_listed_and_routed(tiny_index):
     assert documents(tiny_index) == [
         DocEntry("NIST.AI.999-9", "NIST AI 999-9 Guidance on Widget Assurance"),

@@ -312,7 +312,7 @@ def test_document_chips_come_from_the_index_and_the_choice_is_stored_and_shown(t
     mid = message_id(response.get_data(as_text=True))
     client.get(f"/ask/stream/{mid}")
     assert stored(client, Message, mid).docs == ["NIST.AI.999-9"]
-    assert "searched only: NIST.AI.999-9" in client.get("/").get_data(as_text=True)
+    assert "searched only: Guidance on Widget Assurance (NIST AI 999-9)" in client.get("/").get_data(as_text=True)
     record = json.loads(client.get("/logs.jsonl").get_data(as_text=True).splitlines()[0])
     assert record["docs"] == ["NIST.AI.999-9"] and record["kind"] == "chat"
     api = client.post("/api/ask", json={"question": "q", "docs": ["NIST.AI.404"]})

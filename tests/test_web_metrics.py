@@ -54,7 +54,7 @@ def test_metrics_page_json_and_prometheus(app, client):
     assert [s["total_ms"] for s in data["slowest"]][:2] == [10000.0, 9000.0] and len(data["slowest"]) == 10
     assert client.get("/metrics.json?window=all").get_json()["stages"]["total"]["p95"] == 99000.0
     html = client.get("/metrics").get_data(as_text=True)
-    assert html.count("<svg") == 4 and "<rect" in html and "Slowest ten" in html
+    assert html.count("<svg") == 5 and "<rect" in html and "Slowest ten" in html  # 5: the 👎 per day
     assert "/c/" in html and "#msg-" in html and "question 10" in html
     prom = client.get("/metrics.prom").get_data(as_text=True)
     assert 'nistchat_stage_ms{stage="total",quantile="0.95",window="week"} 10000.0' in prom

@@ -16,7 +16,7 @@ from ..config import GGUF_MODELS, ConfigError
 from .common import cli_runtime, friendly_errors, print_json
 
 SET_HELP = ("dev (data/eval/golden.jsonl), dev2 (data/eval/dev_office.jsonl; both tuned on), test (data/eval/test.jsonl, "
-            "held out), all (the three), both (dev and test), or a JSONL file.")
+            "held out), all (the three), both (dev and test), reported (items admins made from 👎 answers), or a JSONL file.")
 
 
 @click.group("eval")

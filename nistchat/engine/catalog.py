@@ -64,6 +64,19 @@ class DocEntry:
         return f"{short}, {self.own_title}" if self.own_title else short
 
     @property
+    def display(self) -> str:
+        """How a page names it: 'AI RMF 1.0 (NIST AI 100-1)'. A title ending in its own short name
+        in parentheses gives that short name; else the whole title; the publication number follows.
+        Pages show this, never the file stem; ids stay in URLs and the API."""
+        title = self.own_title
+        short_name = re.search(r"\(([^()]{2,40})\)$", title)
+        name = short_name.group(1) if short_name else title
+        if not number_of(self.id):
+            return name or self.id
+        short = doc_short_name(self.id)
+        return f"{name} ({short})" if name else short
+
+    @property
     def names(self) -> list[str]:
         """Names that route a question to this document: aliases, the title (less a trailing
         parenthesis and a leading article), the publication number."""

@@ -151,10 +151,11 @@ def format_sets(reports: dict[str, dict]) -> str:
 
 
 SETS = ("dev", "dev2", "test")
-SET_FILES = {"dev": "golden.jsonl", "dev2": "dev_office.jsonl", "test": "test.jsonl"}
+# `reported`: items admins made from 👎 answers (written from the database, instance/eval/)
+SET_FILES = {"dev": "golden.jsonl", "dev2": "dev_office.jsonl", "test": "test.jsonl", "reported": "reported.jsonl"}
 # Named groups of sets. dev and dev2 are tuned on; test is held out. `both` keeps its old meaning.
 SET_GROUPS = {"all": SETS, "both": ("dev", "test")}
-SET_SPECS = (*SETS, *SET_GROUPS)
+SET_SPECS = (*SETS, *SET_GROUPS, "reported")
 
 
 def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], list[str]]:

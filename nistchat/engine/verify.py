@@ -100,6 +100,22 @@ def rank_by_overlap(sentence: str, passages: list[Passage]) -> list[int]:
     return [i for _, i in sorted(scored)]
 
 
+def best_matches(claim: str, units: list[str], most: int = 3) -> list[int]:
+    """Indices of the units (a passage's sentences or table rows) that back the claim, for marking
+    in the document viewer: each holding at least half the claim's content words and near the
+    best unit's share (a table's other rows repeat some of its words), else the one sharing most
+    (two words at least); at most `most`, in passage order."""
+    words = _content_words(claim_text(claim))
+    if not words:
+        return []
+    shared = [len(words & _content_words(u)) for u in units]
+    top = max(shared, default=0)
+    strong = [i for i, n in enumerate(shared) if n / len(words) >= 0.5 and n >= 0.75 * top]
+    if not strong and shared and max(shared) >= 2:
+        strong = [shared.index(max(shared))]
+    return sorted(sorted(strong, key=lambda i: -shared[i])[:most])
+
+
 def candidate_passages(sentence: str, passages: list[Passage], per_sentence: int) -> list[int]:
     """Cited passages (valid numbers only) first, then best lexical matches, at most `per_sentence`."""
     cited = [n for n in dict.fromkeys(citations(sentence)) if 1 <= n <= len(passages)]

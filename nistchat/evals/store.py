@@ -28,11 +28,16 @@ KINDS = ("retrieval", "answers")
 
 
 def eval_dirs(settings) -> list[Path]:
-    return [settings.data_dir / "eval", PROJECT_ROOT / "data" / "eval"]
+    return [settings.instance_dir / "eval", settings.data_dir / "eval", PROJECT_ROOT / "data" / "eval"]
 
 
 def load_sets(settings, spec: str, limit: int | None = None) -> tuple[dict[str, list[dict]], dict[str, str], list[str]]:
-    """{set name: items} (each cut to `limit`, mixing categories), {set name: path}, notes."""
+    """{set name: items} (each cut to `limit`, mixing categories), {set name: path}, notes. The
+    reported set is written from the database first, so a run scores the items made so far."""
+    if spec == "reported":
+        from ..feedback.reported import write_reported
+
+        write_reported(settings)
     paths, notes = resolve_sets(spec, eval_dirs(settings))
     sets = {name: subset(load_golden(path), limit) for name, path in paths.items()}
     return sets, {n: str(p) for n, p in paths.items()}, notes

@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import func, text
 
 from ..extensions import db
-from ..models import Conversation, Message
+from ..models import Conversation, Feedback, Message
 from ..web import HIGHLIGHT_END, HIGHLIGHT_START
 
 MAX_TERMS = 12
@@ -38,6 +38,8 @@ class ConversationRow:
     updated_at: datetime
     messages: int
     owner: str
+    up: int = 0  # 👍 on its answers
+    down: int = 0  # 👎 on its answers
 
 
 def search(q: str, owner: str | None, page: int, size: int) -> tuple[list[Hit], int]:
@@ -72,4 +74,12 @@ def conversations(owner: str | None, page: int, size: int) -> tuple[list[Convers
                            func.coalesce(counts.c[1], 0), Conversation.owner)
             .order_by(Conversation.updated_at.desc(), Conversation.id.desc())
             .limit(size).offset((page - 1) * size).all())
-    return [ConversationRow(*r) for r in rows], total
+    votes: dict[tuple[str, str], int] = {}
+    if rows:
+        for conv_id, vote, n in (db.session.query(Message.conversation_id, Feedback.vote, func.count(Feedback.id))
+                                 .join(Feedback, Feedback.message_id == Message.id)
+                                 .filter(Message.conversation_id.in_([r[0] for r in rows]))
+                                 .group_by(Message.conversation_id, Feedback.vote)):
+            votes[(conv_id, vote)] = n
+    return [ConversationRow(*r, up=votes.get((r[0], "up"), 0), down=votes.get((r[0], "down"), 0))
+            for r in rows], total

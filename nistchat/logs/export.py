@@ -11,11 +11,12 @@ from typing import Iterator
 from flask import abort, request
 
 from ..auth import is_admin, owner_id
+from ..docs.service import doc_title
 from ..models import Message
 
 FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", "answer", "refused", "risk",
           "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts",
-          "docs", "kind", "audit"]
+          "docs", "doc_titles", "kind", "audit", "feedback"]
 MAX_DAYS = 366
 FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9999, 12, 30)  # the day after LAST_DAY still exists
 
@@ -72,13 +73,18 @@ def records(first: date, last: date, owner: str | None) -> Iterator[dict]:
                "refused": m.refused, "risk": m.risk, "retried": m.retried, "incomplete": m.incomplete,
                "status": m.status, "error_kind": m.error_kind, "error": m.error, "total_ms": m.total_ms,
                "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
-               "verdicts": m.verdicts or [], "docs": m.docs or [], "kind": m.kind or "chat",
-               "audit": m.audit}
+               "verdicts": m.verdicts or [], "docs": m.docs or [],
+               "doc_titles": [doc_title(d) for d in m.docs or []], "kind": m.kind or "chat",
+               "audit": m.audit, "feedback": [f.to_dict() for f in m.feedback]}
 
 
 def _source_ref(source: dict) -> str:
+    """'[1] AI RMF 1.0 (NIST AI 100-1) — 5.1 Govern p.3 {nist-ai-100-1:…}': the title a person
+    reads, and the passage id that opens it in the viewer (/docs/<doc>?at=<id>)."""
     page = f" p.{source.get('page')}" if source.get("page") else ""
-    return f"[{source.get('rank')}] {source.get('doc')} {source.get('section', '')}{page}".strip()
+    section = f" — {source.get('section')}" if source.get("section") else ""
+    title = doc_title(source.get("doc") or "", source.get("title"))
+    return f"[{source.get('rank')}] {title}{section}{page} {{{source.get('id')}}}"
 
 
 def jsonl(rows: Iterator[dict]) -> Iterator[str]:

@@ -25,6 +25,7 @@ def index():
         "refused": bars([d["refused"] for d in data["per_day"]]),
         "flagged": bars([d["flagged"] for d in data["per_day"]]),
         "p95": bars([s["p95"] or 0 for s in data["stages"].values()]),
+        "down": bars([d["down"] for d in data["feedback"]["per_day"]]),
     }
     return render_template("metrics/index.html", data=data, charts=charts, windows=list(WINDOWS), stages=STAGES)
 

@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from ..models import Message, Timing, utcnow
+from ..models import Feedback, Message, Timing, utcnow
 
 STAGES = ("retrieve", "first_token", "generate", "verify", "retry", "total", "queue", "wall")
 WINDOWS = {"day": timedelta(days=1), "week": timedelta(days=7), "all": None}
@@ -36,6 +36,39 @@ def _reader(message: Message) -> str:
 
 def _flagged(message: Message) -> bool:
     return any(not v.get("supported", True) for v in (message.verdicts or []))
+
+
+def _cited_docs(message: Message) -> list[str]:
+    """The documents an answer cites (all its shown sources' documents when it cites none)."""
+    sources = message.sources or []
+    cited = [s.get("doc") for s in sources if s.get("cited")] or [s.get("doc") for s in sources]
+    return list(dict.fromkeys(d for d in cited if d))
+
+
+def feedback_counts(messages: list[Message], first_day: datetime) -> dict:
+    """Votes on the window's answers: totals, per reason, per risk class, per cited document (ids,
+    as the API keeps them), per reader, and per day since `first_day` (by the vote's time)."""
+    by_id = {m.id: m for m in messages}
+    rows = Feedback.query.filter(Feedback.message_id.in_(list(by_id) or [-1])).all() if by_id else []
+    empty = lambda: {"up": 0, "down": 0}  # noqa: E731
+    totals, reasons = empty(), defaultdict(int)
+    by_risk, by_doc, by_reader = defaultdict(empty), defaultdict(empty), defaultdict(empty)
+    days = {(first_day + timedelta(days=d)).date().isoformat(): empty() for d in range(DAYS_SHOWN)}
+    for f in rows:
+        m = by_id[f.message_id]
+        totals[f.vote] += 1
+        if f.reason:
+            reasons[f.reason] += 1
+        by_risk[m.risk or "none"][f.vote] += 1
+        by_reader[_reader(m)][f.vote] += 1
+        for doc in _cited_docs(m):
+            by_doc[doc][f.vote] += 1
+        day = f.updated_at.date().isoformat()
+        if day in days:
+            days[day][f.vote] += 1
+    return {**totals, "reasons": dict(sorted(reasons.items())), "by_risk": dict(sorted(by_risk.items())),
+            "by_doc": dict(sorted(by_doc.items())), "by_reader": dict(sorted(by_reader.items())),
+            "per_day": [{"day": d, **v} for d, v in days.items()]}
 
 
 def collect(window: str = "week", now: datetime | None = None) -> dict:
@@ -88,6 +121,7 @@ def collect(window: str = "week", now: datetime | None = None) -> dict:
         "slowest": [{"message_id": m.id, "conversation_id": m.conversation_id, "question": m.shown_question[:200],
                      "total_ms": m.total_ms, "risk": m.risk, "reader": _reader(m),
                      "time": m.created_at.isoformat(timespec="seconds")} for m in slowest],
+        "feedback": feedback_counts(messages, first_day),
     }
 
 
@@ -113,4 +147,8 @@ def prometheus(data: dict) -> str:
     today = data["per_day"][-1] if data["per_day"] else {"refused": 0, "flagged": 0}
     lines += ["# TYPE nistchat_refused_today gauge", f"nistchat_refused_today {today['refused']}",
               "# TYPE nistchat_flagged_today gauge", f"nistchat_flagged_today {today['flagged']}"]
+    feedback = data.get("feedback") or {}
+    lines += ["# HELP nistchat_feedback Votes on the window's answers.", "# TYPE nistchat_feedback gauge"]
+    lines += [f'nistchat_feedback{{vote="{vote}",window="{data["window"]}"}} {feedback.get(vote, 0)}'
+              for vote in ("up", "down")]
     return "\n".join(lines) + "\n"

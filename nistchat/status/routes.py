@@ -11,6 +11,7 @@ from flask import Blueprint, current_app, jsonify, render_template, request
 from ..auth import is_admin
 from ..chat.progress import estimate_s
 from ..chat.runs import registry
+from ..docs.service import current_library
 from ..extensions import app_runtime
 from ..models import Message, utcnow
 
@@ -54,6 +55,9 @@ def collect() -> dict:
         except Exception as exc:  # the page must render; say what went wrong
             second = {"embedder": settings.retrieval.second_embedder, "ready": False, "reason": str(exc)}
     index["second"] = second
+    library = current_library() if index["ready"] else None
+    index["documents"] = [{"id": e.id, "title": e.display, "label": e.label}
+                          for e in (library.entries.values() if library else [])]
     db_bytes = sum(_size(settings.db_path.with_name(settings.db_path.name + suffix)) for suffix in ("", "-wal", "-shm"))
     since = utcnow() - timedelta(hours=24)
     p80 = {}

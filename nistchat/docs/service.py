@@ -1,0 +1,34 @@
+"""The request's document library (the loaded index's documents) and the titles pages show for
+document ids, so every page names a document the same way."""
+from __future__ import annotations
+
+from flask import current_app
+
+from ..engine.catalog import DocEntry
+from ..engine.errors import IndexMissing
+from ..engine.store import StoreError
+from ..extensions import app_runtime
+from .render import Library, library_for
+
+
+def current_library() -> Library | None:
+    """The library of the app's index; None before an index exists (pages then fall back to the
+    titles stored with each answer)."""
+    try:
+        return library_for(app_runtime(current_app._get_current_object()).index)
+    except (IndexMissing, StoreError):
+        return None
+
+
+def doc_title(doc_id: str, stored_title: str | None = "") -> str:
+    """A document's display title ("AI RMF 1.0 (NIST AI 100-1)") for its id: from the index, else
+    from the title stored with the answer, else from the id's publication number."""
+    library = current_library()
+    if library is not None:
+        return library.title(doc_id, stored_title or "")
+    return DocEntry(doc_id, stored_title or "").display
+
+
+def doc_titles(doc_ids) -> str:
+    """Several ids as one line of titles (a question's document filter)."""
+    return ", ".join(doc_title(d) for d in doc_ids or [])

@@ -1,0 +1,1 @@
+"""Votes on answers: 👍/👎 with a reason, one per browser per answer."""
