@@ -130,7 +130,8 @@ ENGINES = ("sqlite", "postgresql")
 
 
 def pytest_generate_tests(metafunc):
-    if "db_engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):
+    chosen = any("db_engine" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if "db_engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines") and not chosen:
         metafunc.parametrize("db_engine", ENGINES, indirect=True)
 
 

@@ -32,7 +32,10 @@ def upgrade():
         INSERT INTO message_fts(rowid, question, answer)
         VALUES (new.id, coalesce(new.label, new.question), new.answer);
     END""")
-    op.execute("INSERT INTO message_fts(message_fts) VALUES ('rebuild')")
+    # Not 'rebuild': it reads message.question, while the triggers index the shown question
+    # (the label when there is one); the index must hold what the triggers will delete.
+    op.execute("INSERT INTO message_fts(rowid, question, answer) "
+               "SELECT id, coalesce(label, question), answer FROM message")
 
 
 def downgrade():

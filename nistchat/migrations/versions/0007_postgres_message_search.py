@@ -1,7 +1,10 @@
 """Full-text search over questions and answers on PostgreSQL: a generated tsvector column on
 `message` (the shown question, i.e. the topic label or the question, and the answer; English
 stemming) with a GIN index. Generated, so every write path is indexed, as 0002's triggers do on
-SQLite. On SQLite this revision does nothing: 0002's FTS5 table is its search.
+SQLite. On SQLite, 0002's FTS5 table is the search, and this revision re-fills it: 0002 first
+filled it with FTS5's 'rebuild', which indexes `question` where the triggers index the label
+when there is one, so a labelled message from before 0002 was found by the wrong words and its
+later update or delete removed words the index did not hold.
 
 Revision ID: 0007
 Revises: 0006
@@ -15,7 +18,13 @@ depends_on = None
 
 
 def upgrade():
-    if op.get_bind().dialect.name != "postgresql":
+    dialect = op.get_bind().dialect.name
+    if dialect == "sqlite":
+        op.execute("INSERT INTO message_fts(message_fts) VALUES ('delete-all')")
+        op.execute("INSERT INTO message_fts(rowid, question, answer) "
+                   "SELECT id, coalesce(label, question), answer FROM message")
+        return
+    if dialect != "postgresql":
         return
     op.execute("ALTER TABLE message ADD COLUMN search_vector tsvector GENERATED ALWAYS AS ("
                "to_tsvector('english'::regconfig, coalesce(label, question)) || "
