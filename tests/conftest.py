@@ -176,9 +176,12 @@ def database_url(request, db_engine):
         yield ""
         return
     server = request.getfixturevalue("postgres")
-    name = server.create_database(template=server.template)
+    name = server.checkout()
     yield server.url(name)
-    server.drop_database(name)
+    try:
+        server.checkin(name)
+    except Exception:  # a test that changed its database's schema: not reused
+        server.drop_database_later(name)
 
 
 @pytest.fixture
@@ -190,7 +193,7 @@ def blank_database_url(request, db_engine):
     server = request.getfixturevalue("postgres")
     name = server.create_database()
     yield server.url(name)
-    server.drop_database(name)
+    server.drop_database_later(name)
 
 
 @pytest.fixture

@@ -10,11 +10,13 @@ import glob
 import itertools
 import os
 import pwd
+import queue
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -50,6 +52,11 @@ class PostgresServer:
         self.port = free_port()
         self.process: subprocess.Popen | None = None
         self._names = itertools.count(1)
+        self._drops: queue.Queue[str] = queue.Queue()
+        self._clean: queue.Queue[str] = queue.Queue()
+        self.template = ""
+        self._version = None
+        threading.Thread(target=self._dropper, name="pg-drop", daemon=True).start()
 
     def _run_as(self) -> dict:
         return {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []} if self.user else {}
@@ -112,3 +119,45 @@ class PostgresServer:
 
     def drop_database(self, name: str) -> None:
         self.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def checkout(self) -> str:
+        """A database at head with no rows: an emptied one from an earlier test, else a new copy
+        of the template (CREATE DATABASE costs ~0.5 s on a busy 2-core machine, TRUNCATE ~0.05 s)."""
+        try:
+            return self._clean.get_nowait()
+        except queue.Empty:
+            return self.create_database(template=self.template)
+
+    def checkin(self, name: str) -> None:
+        """Empty the database for the next test: its connections are ended (the test's app is
+        gone), every table but alembic_version truncated, the keys' sequences restarted."""
+        import psycopg
+        with psycopg.connect(host="127.0.0.1", port=self.port, user=ROLE, dbname=name, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                                 "AND tablename <> 'alembic_version'")]
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+            if version != self._template_version():
+                raise RuntimeError(f"test database {name} was migrated away from the template: {version}")
+            conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+        self._clean.put(name)
+
+    def _template_version(self) -> list:
+        if self._version is None:
+            import psycopg
+            with psycopg.connect(host="127.0.0.1", port=self.port, user=ROLE, dbname=self.template) as conn:
+                self._version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        return self._version
+
+    def drop_database_later(self, name: str) -> None:
+        """Dropped by a background thread (a drop waits for a checkpoint: ~0.25 s a test saved)."""
+        self._drops.put(name)
+
+    def _dropper(self) -> None:
+        while True:
+            name = self._drops.get()
+            try:
+                self.drop_database(name)
+            except Exception:  # the server is stopping; its folder goes with it
+                pass

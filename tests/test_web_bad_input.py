@@ -12,6 +12,8 @@ from nistchat.models import Conversation, Message
 
 from .web_support import ADMIN_PASSWORD, DIRECT_LABEL, HX, login, post, stored
 
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
+
 HUGE = "99999999999999999999"
 FAR_DATES = ["from=9999-12-31", "to=9999-12-31", "from=0001-01-01"]
 BAD_GETS = ([f"/history?page={HUGE}", f"/history?q=risk&page={HUGE}", f"/api/history?page={HUGE}",
