@@ -188,3 +188,30 @@ def test_a_search_index_filled_by_fts5_rebuild_is_repaired(tmp_path, light_runti
         assert search.search("narwhal", None, 1, 10)[1] == 0
         with db.engine.connect() as conn:
             conn.execute(sa.text("INSERT INTO message_fts(message_fts) VALUES ('integrity-check')"))  # the index's own
+
+
+def test_the_upgrade_command_backs_up_first_and_the_backup_restores_the_old_revision(tmp_path, light_runtime,
+                                                                                     blank_database_url):
+    """What `make run` does before serving (serve and `db upgrade` share upgrade_database), then
+    the way back: the backup restores the database as it was before the upgrade."""
+    from click.testing import CliRunner
+
+    from nistchat.cli import main
+
+    app = site(tmp_path, light_runtime, blank_database_url)
+    upgrade_database(app, "0005")
+    written = fill(app)
+    env = {"NISTCHAT_INSTANCE_DIR": str(tmp_path / "instance"), "NISTCHAT_DATABASE_URL": blank_database_url,
+           "NISTCHAT_SECRET_KEY": "test"}
+    result = CliRunner().invoke(main, ["db", "upgrade"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0 and "backed up to" in result.output, result.output
+    (backup,) = (tmp_path / "instance" / "backups").iterdir()
+    assert database_revisions(app)[0] == "0007"
+
+    result = CliRunner().invoke(main, ["db", "restore", "--yes", str(backup)], env=env, catch_exceptions=False)
+    assert result.exit_code == 0 and "at revision 0005" in result.output and "brings it to 0007" in result.output
+    assert database_revisions(app)[0] == "0005"
+    upgrade_database(app)
+    assert [len(read_all(app, name)) for name in written] == [len(rows) for rows in written.values()]
+    with app.test_request_context("/"):
+        assert [h.message_id for h in search.search("axolotl", None, 1, 10)[0]] == [2]
