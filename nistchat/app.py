@@ -123,9 +123,13 @@ def database_revisions(app: Flask, target: str = "head") -> tuple[str | None, st
     """(the database's revision, `target` resolved): None for a database never migrated."""
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
     with app.app_context():
         script = ScriptDirectory.from_config(migrate.get_config())
-        wanted = script.get_revision(target)
+        try:
+            wanted = script.get_revision(target)
+        except CommandError:  # a relative target ("+1"): unknown here, so an upgrade is assumed
+            wanted = None
         with db.engine.connect() as conn:
             current = MigrationContext.configure(conn).get_current_revision()
     return current, wanted.revision if wanted is not None else None

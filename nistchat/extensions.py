@@ -3,6 +3,7 @@ can build many apps in one process; and the app's engine Runtime, which is an ex
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from flask import Flask
 
@@ -12,6 +13,9 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy.orm import DeclarativeBase
+
+if TYPE_CHECKING:
+    from .database import Database
 
 
 class Base(DeclarativeBase):
@@ -41,6 +45,6 @@ def app_runtime(app: Flask):
     return runtime
 
 
-def app_database(app: Flask):
+def app_database(app: Flask) -> Database:
     """The app's engine specifics (database.Database), chosen from database_url in create_app."""
     return app.extensions[DATABASE_KEY]

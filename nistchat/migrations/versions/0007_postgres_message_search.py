@@ -1,10 +1,12 @@
-"""Full-text search over questions and answers on PostgreSQL: a generated tsvector column on
-`message` (the shown question, i.e. the topic label or the question, and the answer; English
-stemming) with a GIN index. Generated, so every write path is indexed, as 0002's triggers do on
-SQLite. On SQLite, 0002's FTS5 table is the search, and this revision re-fills it: 0002 first
-filled it with FTS5's 'rebuild', which indexes `question` where the triggers index the label
-when there is one, so a labelled message from before 0002 was found by the wrong words and its
-later update or delete removed words the index did not hold.
+"""History search on PostgreSQL (a generated tsvector column, GIN index); on SQLite, the FTS5
+index filled again from the shown question.
+
+PostgreSQL: the column holds the shown question (the topic label or the question) and the
+answer, English stemming; generated, so every write path is indexed, as 0002's triggers do on
+SQLite. SQLite: 0002's FTS5 table is the search; 0002 first filled it with FTS5's 'rebuild',
+which indexes `question` where the triggers index the label when there is one, so a labelled
+message from before 0002 was found by the wrong words, and its later update or delete removed
+words the index did not hold.
 
 Revision ID: 0007
 Revises: 0006
