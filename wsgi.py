@@ -4,6 +4,6 @@ instance every page would otherwise fail on missing tables)."""
 from nistchat.app import create_app, startup_warnings, upgrade_database
 
 app = create_app()
-upgrade_database(app)
+upgrade_database(app, backup_dir=app.config["SETTINGS"].backup_dir)
 for warning in startup_warnings(app.config["SETTINGS"]):
     app.logger.warning(warning)

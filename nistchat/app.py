@@ -23,7 +23,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from .auth import is_admin, owner_id
 from .config import Settings, load_settings
-from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
+from .database import database_for
+from .extensions import DATABASE_KEY, RUNTIME_KEY, app_database, csrf, db, limiter, migrate
 from .web import SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
@@ -56,14 +57,15 @@ def create_app(test_config: dict | None = None) -> Flask:
         overrides=test_config.pop("SETTINGS_OVERRIDES", None))
     runtime = test_config.pop("RUNTIME", None)
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    database = database_for(settings.database_uri)
 
     app = Flask(__name__, instance_path=str(settings.instance_dir), instance_relative_config=True,
                 template_folder=str(PACKAGE_DIR / "templates"), static_folder=str(PACKAGE_DIR / "static"))
     app.config.from_mapping(
         SETTINGS=settings,  # the one typed configuration; blueprints read settings.web, settings.answer, ...
         SECRET_KEY=settings.web.secret_key or site_secret(settings.instance_dir),
-        SQLALCHEMY_DATABASE_URI=f"sqlite:///{settings.db_path}",
-        SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"timeout": 15, "check_same_thread": False}},
+        SQLALCHEMY_DATABASE_URI=settings.database_uri,
+        SQLALCHEMY_ENGINE_OPTIONS=database.engine_options(),
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.web.session_cookie_secure,
@@ -78,6 +80,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.url_map.converters["int"] = BoundedInt  # before the blueprints add their <int:...> rules
 
     db.init_app(app)
+    app.extensions[DATABASE_KEY] = database
+    with app.app_context():
+        database.prepare(db.engine)
     migrate.init_app(app, db, directory=str(PACKAGE_DIR / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     limiter.init_app(app)
@@ -102,11 +107,55 @@ def startup_warnings(settings: Settings) -> list[str]:
     return warnings
 
 
-def upgrade_database(app: Flask, revision: str = "head") -> None:
-    """Bring the schema to `revision` (serve and wsgi.py call this before the first request)."""
+def upgrade_database(app: Flask, revision: str = "head", backup_dir: Path | None = None) -> Path | None:
+    """Bring the schema to `revision` (serve and wsgi.py call this before the first request).
+    With `backup_dir`, a database that holds data and has migrations to run is backed up there
+    first (`make run` does this), so an upgrade that goes wrong loses nothing: the path of the
+    backup is returned (None when none was needed)."""
     from flask_migrate import upgrade
+    backup = None
     with app.app_context():
+        if backup_dir is not None:
+            backup = backup_before_upgrade(app, Path(backup_dir), revision)
         upgrade(revision=revision)
+    return backup
+
+
+def database_revisions(app: Flask, target: str = "head") -> tuple[str | None, str | None]:
+    """(the database's revision, `target` resolved): None for a database never migrated."""
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+    with app.app_context():
+        script = ScriptDirectory.from_config(migrate.get_config())
+        try:
+            wanted = script.get_revision(target)
+        except CommandError:  # a relative target ("+1"): unknown here, so an upgrade is assumed
+            wanted = None
+        with db.engine.connect() as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+    return current, wanted.revision if wanted is not None else None
+
+
+def holds_data(app: Flask) -> bool:
+    """Any row in any of the models' tables that exist yet (an older revision has fewer)."""
+    from sqlalchemy import inspect, literal, select, table
+    with app.app_context(), db.engine.connect() as conn:
+        present = set(inspect(conn).get_table_names())
+        return any(conn.execute(select(literal(1)).select_from(table(t.name)).limit(1)).first()
+                   for t in db.metadata.sorted_tables if t.name in present)
+
+
+def backup_before_upgrade(app: Flask, backup_dir: Path, revision: str = "head") -> Path | None:
+    current, wanted = database_revisions(app, revision)
+    if current is None or current == wanted or not holds_data(app):
+        return None
+    from .models import utcnow
+    database = app_database(app)
+    path = backup_dir / f"nistchat-{current}-before-{wanted}-{utcnow():%Y%m%d-%H%M%S}{database.backup_suffix}"
+    with app.app_context():
+        database.backup(db.engine, path)
+    return path
 
 
 def _register(app: Flask) -> None:

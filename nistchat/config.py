@@ -208,6 +208,9 @@ class Settings:
     corpus_dir: Path | None = setting(None, "the NIST documents (markdown or PDF); default data_dir/corpus",
                                       env="NISTCHAT_CORPUS_DIR")
     models_root: Path | None = setting(None, "embedded model files; default data_dir/models", env="NISTCHAT_MODELS_DIR")
+    database_url: str = setting("", "SQLAlchemy URL of the database, e.g. postgresql+psycopg://nistchat@127.0.0.1/"
+                                    "nistchat; empty: the SQLite file instance_dir/nistchat.sqlite3",
+                                env="NISTCHAT_DATABASE_URL")
     backends: BackendSettings = section(BackendSettings, "model backends")
     retrieval: RetrievalSettings = section(RetrievalSettings, "retrieval (nistchat/engine/retriever.py)")
     answer: AnswerSettings = section(AnswerSettings, "the answer pipeline (nistchat/engine/pipeline.py)")
@@ -239,6 +242,16 @@ class Settings:
     @property
     def db_path(self) -> Path:
         return self.instance_dir / "nistchat.sqlite3"
+
+    @property
+    def database_uri(self) -> str:
+        """The URL the app connects to: database_url, else the SQLite file in instance/."""
+        return self.database_url or f"sqlite:///{self.db_path}"
+
+    @property
+    def backup_dir(self) -> Path:
+        """Where `nistchat serve` keeps the backup it takes before upgrading a database with data."""
+        return self.instance_dir / "backups"
 
     @property
     def questions_path(self) -> Path:

@@ -3,6 +3,7 @@ can build many apps in one process; and the app's engine Runtime, which is an ex
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from flask import Flask
 
@@ -11,9 +12,10 @@ from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
+
+if TYPE_CHECKING:
+    from .database import Database
 
 
 class Base(DeclarativeBase):
@@ -26,6 +28,7 @@ csrf = CSRFProtect()
 limiter = Limiter(key_func=get_remote_address, storage_uri="memory://")
 
 RUNTIME_KEY = "nistchat_runtime"
+DATABASE_KEY = "nistchat_database"
 _runtime_lock = threading.Lock()
 
 
@@ -42,16 +45,6 @@ def app_runtime(app: Flask):
     return runtime
 
 
-@event.listens_for(Engine, "connect")
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    """WAL lets readers run while an answer is being written; busy_timeout makes two answers that
-    finish at once wait for each other instead of failing with "database is locked"."""
-    module = type(dbapi_connection).__module__
-    if not module.startswith("sqlite3"):
-        return
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=15000")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+def app_database(app: Flask) -> Database:
+    """The app's engine specifics (database.Database), chosen from database_url in create_app."""
+    return app.extensions[DATABASE_KEY]

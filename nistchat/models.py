@@ -24,6 +24,12 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+def is_new_id(value: str) -> bool:
+    """Whether `value` has new_id's shape: anything else (a NUL, which PostgreSQL refuses in text,
+    or a 40-character guess) cannot be a conversation and needs no query."""
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
 class Conversation(db.Model):
     """One chat thread; `owner` is the anonymous browser id kept in the session cookie."""
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

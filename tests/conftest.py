@@ -124,11 +124,83 @@ def light_runtime(tmp_path_factory):
     return Runtime(make_settings(data_dir=tmp_path_factory.mktemp("no-index")))
 
 
+# -- the database engines. A test module (or test) marked `both_engines` runs each test that uses
+# the database (through `app`, `database_url` or `db_engine`) on SQLite and on PostgreSQL.
+ENGINES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc):
+    chosen = any("db_engine" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if "db_engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines") and not chosen:
+        metafunc.parametrize("db_engine", ENGINES, indirect=True)
+
+
 @pytest.fixture
-def app(tmp_path, light_runtime):
+def db_engine(request) -> str:
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL server for the session (tests/postgres_server.py), with a template
+    database migrated to head that each test's database is copied from."""
+    from .postgres_server import PostgresServer, find_bindir
+
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL server programs not found (Debian: apt-get install postgresql)")
+    server = PostgresServer(bindir).start()
+    try:
+        server.template = server.create_database()
+        migrate_empty(server.url(server.template))
+        yield server
+    finally:
+        server.stop()
+
+
+def migrate_empty(database_url: str) -> None:
+    """Bring an empty database to head with the real migrations, leaving no connection open."""
+    from nistchat.app import create_app, upgrade_database
+    from nistchat.extensions import db
+
+    app = create_app({"SETTINGS": make_settings(database_url=database_url)})
+    upgrade_database(app)
+    with app.app_context():
+        db.engine.dispose()
+
+
+@pytest.fixture
+def database_url(request, db_engine):
+    """"" (the SQLite file in the test's instance dir) or a fresh PostgreSQL database at head."""
+    if db_engine == "sqlite":
+        yield ""
+        return
+    server = request.getfixturevalue("postgres")
+    name = server.checkout()
+    yield server.url(name)
+    try:
+        server.checkin(name)
+    except Exception:  # a test that changed its database's schema: not reused
+        server.drop_database_later(name)
+
+
+@pytest.fixture
+def blank_database_url(request, db_engine):
+    """"" (a new SQLite file) or a new, empty PostgreSQL database: for tests that migrate it."""
+    if db_engine == "sqlite":
+        yield ""
+        return
+    server = request.getfixturevalue("postgres")
+    name = server.create_database()
+    yield server.url(name)
+    server.drop_database_later(name)
+
+
+@pytest.fixture
+def app(tmp_path, light_runtime, database_url):
     from .web_support import build_app  # web_support imports make_settings from here
 
-    return build_app(tmp_path, light_runtime)
+    return build_app(tmp_path, light_runtime, database_url=database_url)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""chat/store.py inside a real request context on a real migrated SQLite file: how a question is
-recorded for each topic mode, who may see a conversation, the history handed to the engine, and
-the one final write of an answer (success and failure)."""
+"""chat/store.py inside a real request context on a real migrated SQLite file and PostgreSQL
+database: how a question is recorded for each topic mode, who may see a conversation, the history
+handed to the engine, and the one final write of an answer (success and failure)."""
 from __future__ import annotations
 
 import pytest
@@ -11,6 +11,8 @@ from nistchat.chat import store
 from nistchat.extensions import db
 from nistchat.models import Conversation, Message, Timing
 from nistchat.topics.questions import Topic
+
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
 
 
 def test_the_first_question_opens_a_conversation_and_later_ones_join_it(app):

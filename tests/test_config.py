@@ -107,3 +107,18 @@ def test_the_example_file_uncommented_loads_as_the_defaults(tmp_path):
             got, want = getattr(got, part), getattr(want, part)
         if key not in ("instance_dir", "data_dir"):
             assert got == want, key
+
+
+def test_database_url_defaults_to_the_sqlite_file_and_names_the_engine(tmp_path):
+    from nistchat.database import PostgresDatabase, SQLiteDatabase, database_for
+
+    settings = load_settings(instance_dir=tmp_path, environ={})
+    assert settings.database_uri == f"sqlite:///{tmp_path / 'nistchat.sqlite3'}"
+    assert isinstance(database_for(settings.database_uri), SQLiteDatabase)
+    url = "postgresql+psycopg://nistchat:secret@db.example.org:5433/nistchat"
+    chosen = load_settings(instance_dir=tmp_path, environ={"NISTCHAT_DATABASE_URL": url})
+    database = database_for(chosen.database_uri)
+    assert isinstance(database, PostgresDatabase) and "secret" not in database.describe()
+    for bad in ("mysql://u@h/d", "not a url"):
+        with pytest.raises(ConfigError, match="database_url"):
+            database_for(bad)

@@ -1,17 +1,21 @@
 """history/search.py on a real migrated SQLite file (FTS5 kept in sync by migration 0002's
-triggers): the safe prefix query, scoping to one owner, highlight sentinels, paging, the index
-following edits and deletes, and the conversation listing with message counts."""
+triggers) and on a real PostgreSQL database (0007's generated tsvector column): the safe prefix
+query, scoping to one owner, highlight sentinels, paging, the index following edits and deletes,
+and the conversation listing with message counts. Every test that uses `app` runs on both."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
 import pytest
 
+from nistchat.database import PostgresDatabase, SQLiteDatabase
 from nistchat.extensions import db
 from nistchat.history import search
 from nistchat.models import Conversation, Message
 from nistchat.web import HIGHLIGHT_END as E
 from nistchat.web import HIGHLIGHT_START as S
+
+pytestmark = pytest.mark.both_engines
 
 
 def add(owner: str, question: str, answer: str = "", *, label: str | None = None, conv: Conversation | None = None,
@@ -23,20 +27,31 @@ def add(owner: str, question: str, answer: str = "", *, label: str | None = None
     return message
 
 
-@pytest.mark.parametrize("typed, query", [
-    ("docu", '"docu"*'),
-    ("risk management", '"risk"* "management"*'),
-    ('"unbalanced NEAR(a b) OR -x *', '"unbalanced"* "NEAR"* "a"* "b"* "OR"* "x"*'),  # operators become words
-    ("<script>", '"script"*'),
-    ("Künstliche Intelligenz", '"Künstliche"* "Intelligenz"*'),
-    ("  ", ""), ("*-:()", ""), (None, ""),
+@pytest.mark.parametrize("typed, fts5, tsquery", [
+    ("docu", '"docu"*', "'docu':*"),
+    ("risk management", '"risk"* "management"*', "'risk':* & 'management':*"),
+    ('"unbalanced NEAR(a b) OR -x *', '"unbalanced"* "NEAR"* "a"* "b"* "OR"* "x"*',  # operators become words
+     "'unbalanced':* & 'NEAR':* & 'a':* & 'b':* & 'OR':* & 'x':*"),
+    ("<script>", '"script"*', "'script':*"),
+    ("it's a:b|c & !d", '"it"* "s"* "a"* "b"* "c"* "d"*', "'it':* & 's':* & 'a':* & 'b':* & 'c':* & 'd':*"),
+    ("Künstliche Intelligenz", '"Künstliche"* "Intelligenz"*', "'Künstliche':* & 'Intelligenz':*"),
+    ("  ", "", ""), ("*-:()", "", ""), (None, "", ""),
 ])
-def test_typed_text_becomes_quoted_prefix_terms(typed, query):
-    assert search.fts_query(typed) == query
+def test_typed_text_becomes_quoted_prefix_terms_on_each_engine(typed, fts5, tsquery):
+    terms = search.search_terms(typed)
+    assert SQLiteDatabase.fts_query(terms) == fts5 and PostgresDatabase.tsquery(terms) == tsquery
 
 
 def test_at_most_twelve_terms_are_used():
-    assert search.fts_query(" ".join(f"w{i}" for i in range(20))).count("*") == search.MAX_TERMS == 12
+    assert len(search.search_terms(" ".join(f"w{i}" for i in range(20)))) == search.MAX_TERMS == 12
+
+
+@pytest.mark.parametrize("typed", ['"', "'", "\\", "a'b", "x:*", "(", "!", "<->", "NEAR(", "^", "\x00", "_", "٣"])
+def test_hostile_text_is_a_search_not_an_error(app, typed):
+    with app.app_context():
+        add("alice", "plain question", "plain answer")
+        hits, total = search.search(typed + " plain", "alice", 1, 10)
+        assert total == len(hits)
 
 
 def test_search_is_scoped_to_one_owner_and_admins_see_all(app):

@@ -1,23 +1,28 @@
 """The models (SQLAlchemy 2.0 Mapped/mapped_column) describe exactly the schema the Alembic
-migrations build: autogenerate, run against a freshly upgraded SQLite file, finds nothing to do."""
+migrations build: autogenerate, run against a freshly upgraded SQLite file and PostgreSQL
+database, finds nothing to do."""
 from __future__ import annotations
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import MetaData, String
 
+from nistchat.database import hand_made
 from nistchat.extensions import db
 
+pytestmark = pytest.mark.both_engines
 
-def _not_fts(name, type_, _parent_names) -> bool:
-    """Migration 0002's FTS5 index (message_fts and its shadow tables) is not a model."""
-    return not (type_ == "table" and name and name.startswith("message_fts"))
+
+def _not_search(name, _type, _parent_names) -> bool:
+    """The search objects (0002's FTS5 tables, 0007's tsvector column and index) are no model's."""
+    return not hand_made(name)
 
 
 def schema_diff(app, metadata) -> list:
     with app.app_context(), db.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True,
-                                                         "include_name": _not_fts})
+                                                         "include_name": _not_search})
         return compare_metadata(context, metadata)
 
 

@@ -6,9 +6,13 @@ import json
 import re
 import threading
 
+import pytest
+
 from nistchat.models import ConfigVersion
 
 from .web_support import ADMIN_PASSWORD, HX, count, csrf_token, login, post
+
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
 
 
 def editor_state(client) -> tuple[str, str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from nistchat.models import Message
 
 from .web_support import build_app, post, stored
@@ -44,3 +46,13 @@ def test_api_audit_returns_the_json_contract_and_validates(tmp_path, tiny_runtim
     bad = client.post("/api/audit", json={"answer": ANSWER, "docs": ["NIST.AI.404"]})
     assert bad.status_code == 400 and "NIST.AI.999-9" in bad.get_json()["message"]
     assert client.post("/api/audit", data={"answer": "x"}).status_code == 415
+
+
+@pytest.mark.both_engines
+def test_an_audit_is_stored_without_control_characters(tmp_path, tiny_runtime, database_url):
+    """As questions are: a NUL or ESC pasted with an answer is removed (PostgreSQL refuses a NUL)."""
+    client = build_app(tmp_path, tiny_runtime, database_url=database_url).test_client()
+    data = client.post("/api/audit", json={"question": "\x00" + QUESTION, "answer": ANSWER + "\x1b[2J\x00",
+                                           "judge": False}).get_json()
+    message = stored(client, Message, data["message_id"])
+    assert message.question == QUESTION and message.answer == ANSWER + "[2J"

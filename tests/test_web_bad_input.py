@@ -12,6 +12,8 @@ from nistchat.models import Conversation, Message
 
 from .web_support import ADMIN_PASSWORD, DIRECT_LABEL, HX, login, post, stored
 
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
+
 HUGE = "99999999999999999999"
 FAR_DATES = ["from=9999-12-31", "to=9999-12-31", "from=0001-01-01"]
 BAD_GETS = ([f"/history?page={HUGE}", f"/history?q=risk&page={HUGE}", f"/api/history?page={HUGE}",
@@ -128,3 +130,11 @@ def test_the_audit_api_answers_bad_json_with_a_400_too(client):
 def test_a_null_question_is_an_empty_question_not_a_500(client):
     response = client.post("/api/ask", json={"question": None})
     assert response.status_code == 400 and response.get_json()["kind"] == "bad_input"
+
+
+def test_conversation_ids_that_cannot_exist_are_a_404_without_a_query(client):
+    """A NUL in an id reached PostgreSQL, which refuses it in text (a 500 there, not on SQLite)."""
+    for conv_id in ("%00x", "x" * 40, "A" * 32, "0" * 31 + "%00"):
+        assert client.get(f"/c/{conv_id}").status_code == 404
+    response = client.post("/api/ask", json={"question": DIRECT_LABEL, "topic": True, "conversation_id": "\x00abc"})
+    assert response.status_code == 404

@@ -4,11 +4,15 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from nistchat.models import Conversation, Message
 from nistchat.web import STATIC_DIR
 
 from .web_support import (DIRECT_LABEL, HX, count, ndjson, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
                           sse_events)
+
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
 
 SEVEN = ["AI 100-1", "AI 600-1", "AI 100-2e2023", "SP 800-218A", "AI 800-4", "AI 100-5", "Critical infrastructure"]
 

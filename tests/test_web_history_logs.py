@@ -1,6 +1,8 @@
 """History (own vs admin, paging, FTS5 search with highlights, htmx partial) and log downloads
-(CSV/JSONL, ranges, scope, the daily log file)."""
+(CSV/JSONL, ranges, scope, the daily log file), on SQLite and on PostgreSQL."""
 from __future__ import annotations
+
+import pytest
 
 import csv
 import io
@@ -8,6 +10,8 @@ import json
 from datetime import date
 
 from .web_support import DIRECT_LABEL, HX, ask_and_stream, login
+
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
 
 MARKS_LABEL = "How do I read the support marks?"
 
@@ -58,9 +62,9 @@ def test_search_is_safe_with_fts_syntax_and_markup(client):
         assert "<script>x</script>" not in response.get_data(as_text=True)
 
 
-def test_history_pages(tmp_path, light_runtime):
+def test_history_pages(tmp_path, light_runtime, database_url):
     from .web_support import build_app
-    app = build_app(tmp_path, light_runtime, settings={"history_page_size": 2, "ask_rate_limit": "100 per minute"})
+    app = build_app(tmp_path, light_runtime, database_url=database_url, settings={"history_page_size": 2, "ask_rate_limit": "100 per minute"})
     client = app.test_client()
     for _ in range(3):
         ask_and_stream(client, DIRECT_LABEL, topic=True)

@@ -1,7 +1,8 @@
 """Property tests (Hypothesis) over the forms, the API's fields and the query parameters: whatever
 is sent, the answer is a 4xx or a correct page, never a 500; what is stored is the cleaned text;
-nothing sent comes back unescaped. Routes only (light_runtime: retrieval fails fast with "no
-index", direct-answer topics need no model), so each property runs in seconds."""
+nothing sent comes back unescaped; on SQLite and on PostgreSQL, the stricter engine. Routes only
+(light_runtime: retrieval fails fast with "no index", direct-answer topics need no model), so each
+property runs in seconds."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,8 @@ from nistchat.topics import questions
 from nistchat.web import CONTROL_CHARS
 
 from .web_support import ADMIN_PASSWORD, HX, build_app, count, csrf_token, login
+
+pytestmark = pytest.mark.both_engines  # every test using the database runs on SQLite and PostgreSQL
 
 FAST = settings(max_examples=25, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -41,10 +44,10 @@ dates = st.one_of(st.sampled_from(DATES), st.dates().map(str), st.text(max_size=
 
 
 @pytest.fixture
-def roomy(tmp_path, light_runtime):
+def roomy(tmp_path, light_runtime, database_url):
     """The app without the rate limits a property run would trip (12 questions or 10 logins a
     minute): the properties are about input, not about rate limits."""
-    app = build_app(tmp_path, light_runtime, RATELIMIT_ENABLED=False)
+    app = build_app(tmp_path, light_runtime, database_url=database_url, RATELIMIT_ENABLED=False)
     return app.test_client()
 
 

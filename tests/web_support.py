@@ -1,7 +1,8 @@
 """Helpers for the web tests; their fixtures (app, client, runner, light_runtime) are in conftest.py.
 
-The app gets a real SQLite file in a temp instance dir (migrated with the real migrations) and a
-real engine Runtime. Route tests use `light_runtime` (no index build, no model load: they ask
+The app gets a real SQLite file in a temp instance dir, or in modules marked `both_engines` a real
+PostgreSQL database as well (conftest.py), migrated with the real migrations, and a real engine
+Runtime. Route tests use `light_runtime` (no index build, no model load: they ask
 direct-answer topics or hit errors before any model); tests that need a real answer use the
 session `runtime` (real index, real 0.5B reader) and are kept few, since each costs ~10-30 s.
 """
@@ -25,8 +26,12 @@ DIRECT_LABEL = "Which documents can I ask about?"  # a {label, answer} topic in 
 PROMPT_LABEL = "What is confabulation?"  # a {label, prompt} topic in the default config
 
 
-def build_app(tmp_path, runtime, **config):
+def build_app(tmp_path, runtime, database_url: str = "", **config):
+    """An app over a fresh database: the SQLite file in tmp_path's instance dir, or `database_url`
+    (the `database_url` fixture gives a fresh PostgreSQL database)."""
     overrides = config.pop("settings", {})
+    if database_url:
+        overrides = {**overrides, "database_url": database_url}
     settings = make_settings(tmp_path, admin_password_hash=ADMIN_HASH, **overrides)
     app = create_app({"SETTINGS": settings, "RUNTIME": runtime, **config})
     upgrade_database(app)

@@ -12,6 +12,7 @@ from ..engine.audit import audit
 from ..extensions import app_runtime, db
 from ..logs import daily
 from ..models import Conversation, Message, Timing, utcnow
+from ..web import clean_text
 
 QUEUE_TIMEOUT_S = 600.0
 
@@ -28,7 +29,9 @@ def check_audit(question: str, answer: str) -> str | None:
 
 
 def run_audit(question: str, answer: str, docs: list[str], judge: bool) -> tuple[Message, dict]:
-    """Audit, store, log; raises engine.queue.QueueFull when a judged audit finds no room."""
+    """Audit, store, log; raises engine.queue.QueueFull when a judged audit finds no room. The texts
+    are stored as every question is, control characters removed (PostgreSQL refuses a NUL)."""
+    question, answer = clean_text(question), clean_text(answer)
     app = current_app._get_current_object()
     runtime = app_runtime(app)
     start = time.monotonic()

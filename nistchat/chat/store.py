@@ -6,7 +6,7 @@ from flask import abort, session
 
 from ..auth import is_admin, owner_id
 from ..extensions import db
-from ..models import Conversation, Message, Timing, utcnow
+from ..models import Conversation, Message, Timing, is_new_id, utcnow
 from ..topics.questions import Topic
 
 HISTORY_TURNS = 6  # the engine trims to ~1,000 characters itself; this only bounds the query
@@ -16,7 +16,7 @@ def visible_conversation(conv_id: str | None) -> Conversation | None:
     """The conversation if this browser (or an admin) may see it; 404 for anyone else's."""
     if not conv_id:
         return None
-    conv = db.session.get(Conversation, conv_id)
+    conv = db.session.get(Conversation, conv_id) if is_new_id(conv_id) else None
     if conv is None or (conv.owner != owner_id() and not is_admin()):
         abort(404)
     return conv

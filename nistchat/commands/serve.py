@@ -83,11 +83,13 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     app = make_app()
     settings = app.config["SETTINGS"]
     port = port or settings.web.port  # NISTCHAT_PORT is read into settings
-    upgrade_database(app)
-    click.echo(f"database: {settings.db_path} (up to date)")
+    from ..extensions import app_database, app_runtime
+    backup = upgrade_database(app, backup_dir=settings.backup_dir)
+    if backup is not None:
+        click.echo(f"database: backed up to {backup} before upgrading")
+    click.echo(f"database: {app_database(app).describe()} (up to date)")
     for warning in startup_warnings(settings):
         click.echo(f"warning: {warning}")
-    from ..extensions import app_runtime
     try:
         runtime = app_runtime(app)
         for role in runtime.models.describe():

@@ -15,7 +15,7 @@ from ..config import ConfigError
 from ..engine.eval_report import STAGES, compare, judges_of
 from ..extensions import app_runtime, db
 from ..models import EvalRun
-from ..web import db_int, is_htmx
+from ..web import clean_text, db_int, is_htmx
 from .store import KINDS, SET_SPECS, headline_line, job, mark_interrupted, run_dict
 
 bp = Blueprint("evals", __name__, url_prefix="/evals")
@@ -71,7 +71,7 @@ def start():
                 runtime = runtime.derived({"answer": {"k": k}})
             run_id = job(current_app._get_current_object()).start(
                 current_app._get_current_object(), runtime, kind, spec, limit=limit, judge_n=judge_n,
-                k=k if kind == "retrieval" else None, note=request.form.get("note", "").strip())
+                k=k if kind == "retrieval" else None, note=clean_text(request.form.get("note", "")).strip())
             if run_id is None:
                 problem = "A run is already in progress; it must finish first."
         except (ValueError, ConfigError) as exc:

@@ -1,34 +1,28 @@
-"""History listing and full-text search (SQLite FTS5 over questions and answers), scoped to one
-browser's conversations unless the viewer is an admin."""
+"""History listing and full-text search over questions and answers, scoped to one browser's
+conversations unless the viewer is an admin. The search itself is the database engine's
+(database.py: FTS5 on SQLite, tsvector on PostgreSQL); what is searched for is decided here."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, text
+from flask import current_app
+from sqlalchemy import func
 
-from ..extensions import db
+from ..database import Hit, SearchQuery
+from ..extensions import app_database, db
 from ..models import Conversation, Feedback, Message
 from ..web import HIGHLIGHT_END, HIGHLIGHT_START
 
 MAX_TERMS = 12
 
 
-def fts_query(q: str) -> str:
-    """User text to a safe FTS5 query: each word quoted (no operators), prefix-matched so
+def search_terms(q: str | None) -> tuple[str, ...]:
+    """The words of what was typed, at most MAX_TERMS: only word characters, so no engine's
+    query syntax (quotes, operators, column filters) survives; each is matched as a prefix so
     search-as-you-type finds words while they are being typed."""
-    terms = re.findall(r"\w+", q or "", flags=re.UNICODE)[:MAX_TERMS]
-    return " ".join(f'"{t}"*' for t in terms)
-
-
-@dataclass
-class Hit:
-    message_id: int
-    conversation_id: str
-    created_at: datetime
-    question: str  # with highlight sentinels
-    answer: str  # snippet with highlight sentinels
+    return tuple(re.findall(r"\w+", q or "", flags=re.UNICODE)[:MAX_TERMS])
 
 
 @dataclass
@@ -43,23 +37,11 @@ class ConversationRow:
 
 
 def search(q: str, owner: str | None, page: int, size: int) -> tuple[list[Hit], int]:
-    query = fts_query(q)
-    if not query:
+    terms = search_terms(q)
+    if not terms:
         return [], 0
-    scope = "" if owner is None else "AND m.owner = :owner"
-    params = {"query": query, "owner": owner, "limit": size, "offset": (page - 1) * size,
-              "hs": HIGHLIGHT_START, "he": HIGHLIGHT_END}
-    total = db.session.execute(text(
-        f"SELECT count(*) FROM message_fts JOIN message m ON m.id = message_fts.rowid "
-        f"WHERE message_fts MATCH :query {scope}"), params).scalar_one()
-    rows = db.session.execute(text(
-        "SELECT m.id, m.conversation_id, m.created_at, "
-        "highlight(message_fts, 0, :hs, :he) AS q, snippet(message_fts, 1, :hs, :he, ' … ', 30) AS a "
-        f"FROM message_fts JOIN message m ON m.id = message_fts.rowid WHERE message_fts MATCH :query {scope} "
-        "ORDER BY m.id DESC LIMIT :limit OFFSET :offset"), params).all()
-    hits = [Hit(r[0], r[1], r[2] if isinstance(r[2], datetime) else datetime.fromisoformat(str(r[2])), r[3] or "",
-                r[4] or "") for r in rows]
-    return hits, int(total)
+    return app_database(current_app).search(db.session, SearchQuery(
+        terms, owner, size, (page - 1) * size, HIGHLIGHT_START, HIGHLIGHT_END))
 
 
 def conversations(owner: str | None, page: int, size: int) -> tuple[list[ConversationRow], int]:

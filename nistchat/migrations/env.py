@@ -91,9 +91,10 @@ def run_migrations_online():
     conf_args = current_app.extensions['migrate'].configure_args
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
-    # The FTS5 table and its shadow tables are managed by hand in 0002; autogenerate must not drop them.
-    conf_args.setdefault("include_object", lambda obj, name, type_, reflected, compare_to:
-                         not (type_ == "table" and name and name.startswith("message_fts")))
+    # The search objects are managed by hand (0002's FTS5 tables, 0007's tsvector column and its
+    # index); autogenerate must not drop them.
+    from nistchat.database import hand_made
+    conf_args.setdefault("include_object", lambda obj, name, type_, reflected, compare_to: not hand_made(name))
 
     connectable = get_engine()
 

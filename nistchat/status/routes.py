@@ -12,7 +12,7 @@ from ..auth import is_admin
 from ..chat.progress import estimate_s
 from ..chat.runs import registry
 from ..docs.service import current_library
-from ..extensions import app_runtime
+from ..extensions import app_database, app_runtime, db
 from ..models import Message, utcnow
 
 bp = Blueprint("status", __name__)
@@ -58,7 +58,7 @@ def collect() -> dict:
     library = current_library() if index["ready"] else None
     index["documents"] = [{"id": e.id, "title": e.display, "label": e.label}
                           for e in (library.entries.values() if library else [])]
-    db_bytes = sum(_size(settings.db_path.with_name(settings.db_path.name + suffix)) for suffix in ("", "-wal", "-shm"))
+    database = app_database(app)
     since = utcnow() - timedelta(hours=24)
     p80 = {}
     for risk in ("LOW", "HIGH"):
@@ -66,7 +66,8 @@ def collect() -> dict:
         p80[risk] = {"seconds": seconds, "samples": samples}
     return {
         "roles": roles, "roles_error": roles_error, "index": index,
-        "database": {"path": str(settings.db_path), "bytes": db_bytes, "messages": Message.query.count()},
+        "database": {"path": database.describe(), "bytes": database.size_bytes(db.session),
+                     "messages": Message.query.count()},
         "p80": p80,
         "errors_24h": Message.query.filter(Message.created_at >= since, Message.status == "error").count(),
         "answers_running": registry(app).active(),

@@ -3,13 +3,13 @@ text for a down vote), changeable; shown in History, counted on /metrics, export
 reported_item: evaluation items admins make from 👎 votes (the `reported` set).
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
