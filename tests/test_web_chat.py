@@ -322,3 +322,18 @@ def test_document_chips_come_from_the_index_and_the_choice_is_stored_and_shown(t
     api = client.post("/api/ask", json={"question": "q", "docs": ["NIST.AI.404"]})
     assert api.status_code == 400 and "NIST.AI.CI-Profile-Concept-Note" in api.get_json()["message"]
     assert client.post("/api/ask", json={"question": "q", "docs": "NIST.AI.999-9"}).status_code == 400
+
+
+def test_while_the_reader_reads_the_passages_the_page_says_so_with_a_bar_of_the_expected_time(app):
+    from flask import render_template
+
+    with app.test_request_context("/"):
+        measured = render_template("chat/_queue.html", ahead=0,
+                                   prefill={"prompt_tokens": 1900, "expected_s": 47.5, "limit_s": 142.5})
+        unmeasured = render_template("chat/_queue.html", ahead=0,
+                                     prefill={"prompt_tokens": 1900, "expected_s": None, "limit_s": 900})
+        waiting = render_template("chat/_queue.html", ahead=2, prefill=None)
+    assert "Reading the passages (1900 tokens, about 48 s on this machine)" in measured
+    assert 'style="--estimate: 47.5s"' in measured
+    assert "Reading the passages (1900 tokens)" in unmeasured and "progressbar" not in unmeasured
+    assert "2 answers ahead of yours" in waiting

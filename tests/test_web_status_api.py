@@ -143,7 +143,9 @@ def test_real_answer_through_the_api_with_a_prompt_topic(tmp_path, runtime):
     client = app.test_client()
     events = ndjson(client.post("/api/ask", json={"question": PROMPT_LABEL, "topic": True}).get_data(as_text=True))
     types = [e["type"] for e in events if e["type"] != "heartbeat"]
-    assert types.index("sources") < types.index("token") < types.index("final"), types
+    assert types.index("sources") < types.index("prefill") < types.index("token") < types.index("final"), types
+    prefill = next(e for e in events if e["type"] == "prefill")  # the page says the passages are being read
+    assert prefill["prompt_tokens"] > 100 and prefill["limit_s"] >= runtime.settings.backends.first_token_floor_s
     sources = next(e for e in events if e["type"] == "sources")["passages"]
     assert sources and all(p["text"] for p in sources)
     message = stored(app, Message, events[0]["message_id"])
