@@ -158,6 +158,50 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
         click.echo(f"\nstored as run {run_id}")
 
 
+@eval_group.command("conversations")
+@click.option("--set", "spec", default="both", show_default=True,
+              help="dev (data/eval/conversations_dev.jsonl: decide here), test (conversations_test.jsonl, held "
+                   "out), both, or a JSONL file of conversations.")
+@click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Passages per turn.")
+@click.option("--setting", "-o", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Change a setting for this run (repeatable), e.g. -o retrieval.scope_named_docs=false.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries (and misses) as one JSON object.")
+@click.option("--no-store", is_flag=True, help="Print only; do not store the run.")
+@click.option("--note", default="", help="A note stored with the run.")
+def conversations(spec, k, overrides, as_json, no_store, note) -> None:
+    """Retrieval turn by turn through each conversation, with the history the chat would pass (the
+    earlier questions, and each earlier turn's expected answer standing in for the real one):
+    evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side."""
+    from ..engine.eval_conversations import format_table, load_conversations, resolve_sets, run_conversations
+    from ..evals.store import eval_dirs, store_conversations
+
+    runtime = run_runtime(parse_overrides(overrides))
+    try:
+        paths = resolve_sets(spec, eval_dirs(runtime.settings))
+        sets = {name: load_conversations(path) for name, path in paths.items()}
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    with friendly_errors():
+        runtime.index  # noqa: B018 - a missing index is one clear line, before anything runs
+        reports = {name: run_conversations(runtime.retriever, convs, k=k) for name, convs in sets.items()}
+    run_id = None
+    if not no_store:
+        app = store_app(runtime)
+        with app.app_context():
+            run_id = store_conversations(runtime, reports, {n: str(p) for n, p in paths.items()}, note=note).id
+    if as_json:
+        print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()}, "run": run_id,
+                    "summaries": {n: r.summary() for n, r in reports.items()},
+                    "misses": {n: [{"id": m.id, "kind": m.kind, "question": m.question, "searched_for": m.search_text,
+                                    "missing": m.missing} for m in r.misses()] for n, r in reports.items()}})
+        return
+    for name, path in paths.items():
+        click.echo(f"{name} set: {path}")
+    click.echo(format_table(reports))
+    if run_id:
+        click.echo(f"\nstored as run {run_id} (conversations): `nistchat eval runs`, /evals/{run_id}")
+
+
 def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:
     from ..config import RULES, rule_off
     from ..engine.evaluate import ablate, format_ablation, load_golden, resolve_sets

@@ -7,6 +7,7 @@ Needs an app context (Flask-SQLAlchemy); the scoring itself is in the engine (`e
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -24,7 +25,7 @@ from ..extensions import db
 from ..models import EvalItem, EvalRun, utcnow
 
 log = logging.getLogger(__name__)
-KINDS = ("retrieval", "answers")
+KINDS = ("retrieval", "answers")  # what the page can start; `conversations` runs are stored by the CLI
 
 
 def eval_dirs(settings) -> list[Path]:
@@ -110,6 +111,35 @@ def execute(runtime, run_id: int, *, spec: str, limit: int | None = None, judge_
         run = db.session.get(EvalRun, run_id)
         run.status = "error"
         run.note = ((run.note or "") + f" failed: {type(exc).__name__}: {exc}").strip()
+    run.finished_at = utcnow()
+    db.session.commit()
+    return run
+
+
+def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: str = "") -> EvalRun:
+    """A finished `conversations` run (engine/eval_conversations): one item per turn, its set's name,
+    its kind as the category and `evidence_hit` as the score, so the list, the page's per-category
+    chart and `eval compare` read it like an answers run's evidence hits."""
+    config = config_snapshot(runtime, kind="conversations", sets=paths, retrieval_k=next(iter(reports.values())).k,
+                             history="previous questions, expected answers as the assistant's text")
+    run = EvalRun(kind="conversations", status="running", config=config, note=note or None,
+                  total=sum(len(r.turns) for r in reports.values()), sets=",".join(reports))
+    db.session.add(run)
+    db.session.commit()
+    for set_name, report in reports.items():
+        for r in report.turns:
+            expected = dataclasses.asdict(r.expected) if r.expected else None
+            db.session.add(EvalItem(run_id=run.id, question_id=r.id, question=r.question, set_name=set_name,
+                                    expected=expected,
+                                    category=r.kind, passed=r.hit, ms=r.ms,
+                                    result={"scores": {"evidence_hit": 1.0 if r.hit else 0.0},
+                                            "turn": r.index + 1, "follow_up": r.follow_up,
+                                            "search_text": r.search_text, "missing": r.missing,
+                                            "passages": r.passages, "timings_ms": {"total": r.ms}}))
+    run.done = run.total
+    rows = [item_dict(i) for i in run.items]
+    run.metrics = {"sets": headline(rows), "conversations": {n: r.summary() for n, r in reports.items()}}
+    run.status = "done"
     run.finished_at = utcnow()
     db.session.commit()
     return run

@@ -1,0 +1,211 @@
+"""Retrieval on conversations: do follow-up turns get their evidence as often as first turns?
+
+Every other evaluation asks one question at a time; people follow up ("and for MEASURE?", "the 2nd
+one", "does the GenAI profile say the same?"). Each conversation of the set
+(data/eval/conversations_dev.jsonl, conversations_test.jsonl) is run turn by turn through the
+retriever with the history the chat would pass: every earlier user question and, as the assistant's
+text, that turn's *expected* answer. The real answers are not generated (that would take the reader
+minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
+as if each previous answer had been the expected one -- the best case for anything that reads the
+previous answer.
+
+The score is the retrieval evaluation's evidence-hit@k (`evaluate.missing_evidence`: every evidence
+string inside one of the k passages), reported for first turns against follow-up turns and per kind
+of turn, dev and test side by side.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .evaluate import missing_evidence
+
+KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
+         "new_topic", "other_language")
+SET_FILES = {"dev": "conversations_dev.jsonl", "test": "conversations_test.jsonl"}
+SET_SPECS = ("dev", "test", "both")
+
+
+@dataclass(frozen=True)
+class Turn:
+    question: str
+    kind: str
+    doc: str | list[str] | None
+    evidence: list[str]
+    key_terms: list[str]
+    answer: str
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    turns: list[Turn]
+
+    def history_before(self, index: int) -> list[dict]:
+        """The chat messages that precede turn `index` (0-based), as `chat.store.engine_history`
+        builds them: user question, then the assistant's text (here the expected answer)."""
+        history: list[dict] = []
+        for turn in self.turns[:index]:
+            history.append({"role": "user", "content": turn.question})
+            history.append({"role": "assistant", "content": turn.answer})
+        return history
+
+
+@dataclass
+class TurnResult:
+    conversation: str
+    index: int  # 0-based position in the conversation
+    kind: str
+    question: str
+    hit: bool
+    missing: list[str]
+    search_text: str  # what retrieval searched for (the follow-up rewrite shows here)
+    passages: list[dict]
+    ms: float
+    expected: Turn | None = None
+
+    @property
+    def follow_up(self) -> bool:
+        return self.index > 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.conversation}.{self.index + 1}"
+
+
+@dataclass
+class Tally:
+    n: int = 0
+    hits: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return round(self.hits / self.n, 4) if self.n else None
+
+    def add(self, hit: bool) -> None:
+        self.n += 1
+        self.hits += int(hit)
+
+
+@dataclass
+class ConversationReport:
+    k: int
+    turns: list[TurnResult] = field(default_factory=list)
+
+    def tally(self, pick) -> Tally:
+        t = Tally()
+        for r in self.turns:
+            if pick(r):
+                t.add(r.hit)
+        return t
+
+    @property
+    def n_conversations(self) -> int:
+        return len({r.conversation for r in self.turns})
+
+    def summary(self) -> dict:
+        """First turns (position 1) against follow-ups (positions 2+), all turns, and per kind."""
+        groups = {"first turns": self.tally(lambda r: not r.follow_up),
+                  "follow-up turns": self.tally(lambda r: r.follow_up),
+                  "all turns": self.tally(lambda r: True)}
+        kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
+        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate}  # noqa: E731
+        return {"k": self.k, "conversations": self.n_conversations,
+                "groups": {g: as_dict(t) for g, t in groups.items()},
+                "kinds": {kd: as_dict(t) for kd, t in kinds.items() if t.n}}
+
+    def misses(self) -> list[TurnResult]:
+        return [r for r in self.turns if not r.hit]
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                out.append(Conversation(row["id"], [Turn(t["question"], t["kind"], t.get("doc"), list(t["evidence"]),
+                                                         list(t.get("key_terms", [])), t.get("answer", ""))
+                                                    for t in row["turns"]]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{lineno}: not a conversation ({exc})") from None
+    return out
+
+
+def resolve_sets(spec: str, eval_dirs: list[Path]) -> dict[str, Path]:
+    """`dev`, `test`, `both` or a JSONL file -> {set name: path}; the first of `eval_dirs` holding
+    the file wins."""
+    if spec not in SET_SPECS:
+        if Path(spec).is_file():
+            return {Path(spec).stem: Path(spec)}
+        raise ValueError(f"No conversation set {spec!r}: say {', '.join(SET_SPECS)} or a JSONL file.")
+    found = {}
+    for name in (("dev", "test") if spec == "both" else (spec,)):
+        path = next((d / SET_FILES[name] for d in eval_dirs if (d / SET_FILES[name]).is_file()), None)
+        if path is None:
+            raise ValueError(f"No {name} conversation set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
+        found[name] = path
+    return found
+
+
+def _search_text(retrieval) -> str:
+    stage = retrieval.trace.stage("query")
+    items = stage.items if stage else []
+    return str(items[0].get("search_text", "")) if items else ""
+
+
+def run_conversations(retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None) -> ConversationReport:
+    """Every turn of every conversation through `retriever.retrieve` with the history before it.
+    Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each."""
+    report = ConversationReport(k=k)
+    for conv in conversations:
+        for index, turn in enumerate(conv.turns):
+            if not turn.evidence:
+                continue
+            result = retriever.retrieve(turn.question, k=k, history=conv.history_before(index))
+            texts = [p.text for p in result.passages]
+            missing = missing_evidence(turn.evidence, texts)
+            row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, _search_text(result),
+                             [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
+                             round(result.timings_ms.get("total", 0.0), 1), turn)
+            report.turns.append(row)
+            if on_turn:
+                on_turn(row)
+    return report
+
+
+def format_table(reports: dict[str, ConversationReport], *, misses: bool = True) -> str:
+    """One column per set: evidence-hit@k for first turns, follow-ups, all, then per kind."""
+    names = list(reports)
+    summaries = {n: r.summary() for n, r in reports.items()}
+    k = next(iter(reports.values())).k
+
+    def cell(entry: dict | None) -> str:
+        if not entry or not entry["n"]:
+            return "-"
+        return f"{entry['hits']}/{entry['n']} ({entry['hit']:.2f})"
+
+    rows = [("", names),
+            ("conversations", [str(summaries[n]["conversations"]) for n in names])]
+    for group in ("first turns", "follow-up turns", "all turns"):
+        rows.append((f"{group} evidence-hit@{k}", [cell(summaries[n]["groups"][group]) for n in names]))
+    for kind in KINDS:
+        rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
+    label_w = max(len(r[0]) for r in rows) + 2
+    width = max(16, *(len(v) + 2 for _label, values in rows for v in values))
+    lines = [f"{label:<{label_w}}" + "".join(f"{v:>{width}}" for v in values) for label, values in rows]
+    if misses:
+        for name, rep in reports.items():
+            lines.append("")
+            lines.append(f"{name} misses ({len(rep.misses())}):")
+            for r in rep.misses():
+                lines.append(f"  {r.id} [{r.kind}] {r.question}")
+                if r.search_text and r.search_text != r.question.lower():
+                    lines.append(f"      searched for: {r.search_text!r}")
+                for e in r.missing:
+                    lines.append(f"      missing: {e!r}")
+    return "\n".join(lines)

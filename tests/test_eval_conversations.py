@@ -1,0 +1,77 @@
+"""The conversation evaluation: each turn is retrieved with the history the chat would pass (earlier
+questions, expected answers as the assistant's text) and scored like the retrieval evaluation; and
+`nistchat eval conversations` on the real session runtime, stored as a run."""
+import json
+
+from click.testing import CliRunner
+
+from nistchat.cli import main
+from nistchat.engine.eval_conversations import Conversation, Turn, format_table, run_conversations
+from nistchat.engine.types import Passage, Retrieval, Trace
+
+
+def turn(question, kind, evidence, answer="ans"):
+    return Turn(question, kind, "D", evidence, ["x"], answer)
+
+
+CONVS = [
+    Conversation("c1", [turn("q1", "first", ["alpha beta"], "answer one"),
+                        turn("q2", "ellipsis", ["gamma"], "answer two"),
+                        turn("q3", "drill_down", ["delta"])]),
+    Conversation("c2", [turn("q4", "other_language", ["alpha beta"]), turn("q5", "pronoun", ["zeta"])]),
+]
+TEXTS = {"q1": ["x Alpha  **beta** y"], "q2": ["gamma"], "q3": ["nothing"], "q4": ["alpha", "beta"], "q5": ["zeta"]}
+
+
+class Scripted:
+    def __init__(self):
+        self.histories = {}
+
+    def retrieve(self, question, *, k=6, history=None):
+        self.histories[question] = history
+        passages = [Passage(i, f"p{i}", "D", "T", "S", "prose", None, t, 1.0)
+                    for i, t in enumerate(TEXTS[question][:k], start=1)]
+        return Retrieval(question, passages, Trace(), {"total": 5.0})
+
+
+def test_history_is_earlier_questions_with_expected_answers():
+    r = Scripted()
+    run_conversations(r, CONVS)
+    assert r.histories["q1"] == [] and r.histories["q4"] == []
+    assert r.histories["q3"] == [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "answer one"},
+                                 {"role": "user", "content": "q2"}, {"role": "assistant", "content": "answer two"}]
+
+
+def test_first_turns_against_follow_ups_and_per_kind():
+    rep = run_conversations(Scripted(), CONVS)
+    s = rep.summary()
+    # q4 opens its conversation in another language and its evidence is split across passages: a miss
+    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5}
+    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667}
+    assert s["kinds"]["other_language"]["hits"] == 0 and s["kinds"]["drill_down"]["hits"] == 0
+    assert "correction" not in s["kinds"] and s["conversations"] == 2
+    assert [m.id for m in rep.misses()] == ["c1.3", "c2.1"]
+    table = format_table({"dev": rep, "test": rep})
+    assert "follow-up turns evidence-hit@6" in table and "2/3 (0.67)" in table and "c1.3 [drill_down] q3" in table
+
+
+def test_eval_conversations_command_stores_a_run(runtime, tmp_path):
+    f = tmp_path / "convs.jsonl"
+    f.write_text(json.dumps({"id": "c900", "turns": [
+        {"question": "what does TEVV stand for", "kind": "first", "doc": "NIST.AI.100-1",
+         "evidence": ["test, evaluation, verification, and validation"], "key_terms": ["tevv"],
+         "answer": "TEVV is test, evaluation, verification, and validation."},
+        {"question": "and who does it in the lifecycle?", "kind": "pronoun", "doc": "NIST.AI.100-1",
+         "evidence": ["Test, Evaluation, Verification, and Validation"], "key_terms": ["tevv"], "answer": "AI actors."},
+    ]}), encoding="utf-8")
+    out = CliRunner().invoke(main, ["eval", "conversations", "--set", str(f), "--json"], obj=runtime)
+    assert out.exit_code == 0, out.output
+    rep = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rep["summaries"]["convs"]["groups"]["first turns"]["n"] == 1
+    assert rep["summaries"]["convs"]["groups"]["follow-up turns"]["n"] == 1
+    runs = CliRunner().invoke(main, ["eval", "runs", "--json", "--last", "1"], obj=runtime)
+    stored = json.loads(runs.stdout.strip().splitlines()[-1])
+    assert stored["id"] == rep["run"] and stored["kind"] == "conversations" and stored["sets"] == "convs"
+    assert stored["metrics"]["sets"]["convs"]["n"] == 2
+    bad = CliRunner().invoke(main, ["eval", "conversations", "--set", "nope"], obj=runtime)
+    assert bad.exit_code != 0 and "No conversation set 'nope'" in bad.output
