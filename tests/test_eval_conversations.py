@@ -75,3 +75,16 @@ def test_eval_conversations_command_stores_a_run(runtime, tmp_path):
     assert stored["metrics"]["sets"]["convs"]["n"] == 2
     bad = CliRunner().invoke(main, ["eval", "conversations", "--set", "nope"], obj=runtime)
     assert bad.exit_code != 0 and "No conversation set 'nope'" in bad.output
+
+
+def test_every_evidence_string_sits_in_one_passage_of_the_index(index):
+    """A turn whose evidence no passage holds could never hit: its misses would be the set's fault."""
+    from nistchat.engine.eval_conversations import SET_FILES, load_conversations
+    from nistchat.engine.evaluate import match_norm
+    from tests.test_test_set import EVAL_DIR
+
+    hays = [match_norm(p.text) for p in index.parents.values()]
+    unreachable = [f"{c.id}.{i}: {e!r}" for f in SET_FILES.values() for c in load_conversations(EVAL_DIR / f)
+                   for i, t in enumerate(c.turns, 1) for e in t.evidence
+                   if not any(match_norm(e) in h for h in hays)]
+    assert not unreachable, "\n".join(unreachable)
