@@ -79,7 +79,7 @@ class LlamaCppServer:
         if self.running():
             self.proc.terminate()
             try:
-                self.proc.wait(15)
+                self.proc.wait(5)  # uvicorn waits for a generation still running for a client that left
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)

@@ -19,9 +19,6 @@ from .web_support import admin_status, ask, build_app, served, stored
 
 QUESTION = "What are the four functions of the AI RMF Core?"
 HI = [{"role": "user", "content": "Say hello."}]
-# Short answers and two checks keep each answer to a few seconds on the 0.5B weights.
-FAST = {"answer.max_tokens": 24, "answer.k": 2, "answer.context_tokens": 300, "verify.mode": "always",
-        "verify.max_checks": 1, "verify.per_sentence": 1}
 
 
 @pytest.fixture(scope="session")
@@ -33,14 +30,22 @@ def key_file(tmp_path_factory):
 
 def openai_settings(server, key_file, tmp_path=None, **extra):
     base = {"backend": "openai", "openai_base_url": server.base_url, "openai_model": MODEL_ALIAS,
-            "openai_api_key_env": "NISTCHAT_TEST_UNSET_KEY", "openai_api_key_file": str(key_file), **FAST}
+            "openai_api_key_env": "NISTCHAT_TEST_UNSET_KEY", "openai_api_key_file": str(key_file)}
     return make_settings(tmp_path, **{**base, **extra})
+
+
+def on_server(runtime, server, key_file, **backends) -> Runtime:
+    """The session's engine (its index, loaded once) with the real server as reader and verifier."""
+    return runtime.derived({"backends": {"backend": "openai", "openai_base_url": server.base_url,
+                                         "openai_model": MODEL_ALIAS, "openai_api_key_env": "NISTCHAT_TEST_UNSET_KEY",
+                                         "openai_api_key_file": str(key_file), **backends},
+                            "answer": {"max_tokens": 24, "k": 2, "context_tokens": 300},
+                            "verify": {"mode": "always", "max_checks": 1, "per_sentence": 1}})
 
 
 @pytest.fixture(scope="module")
 def server_runtime(runtime, openai_server, key_file):
-    """An engine whose reader and verifier are the real server, over the session's index."""
-    return Runtime(openai_settings(openai_server, key_file))
+    return on_server(runtime, openai_server, key_file)
 
 
 @pytest.fixture
@@ -153,7 +158,7 @@ def test_a_wrong_model_is_found_before_any_answer_and_says_what_the_server_has(o
     assert reader["role"] == "reader" and "'gpt-9'" in reader["error"] and MODEL_ALIAS in reader["error"]
 
 
-# -- through the pipeline and the live site
+# -- through the pipeline and the live site (short answers, one check: a few seconds each)
 def test_an_answer_streams_through_the_pipeline_with_the_server_as_reader_and_verifier(server_runtime, openai_server):
     result = server_runtime.models.self_test()  # as `nistchat serve` makes it at start
     assert result["state"] == "passed" and result["roles"]["reader"]["server"] == openai_server.base_url
@@ -170,8 +175,7 @@ def test_an_answer_streams_through_the_pipeline_with_the_server_as_reader_and_ve
 
 
 def test_a_wrong_model_name_is_a_model_missing_error_event(runtime, openai_server, key_file, tmp_path):
-    wrong = Runtime(openai_settings(openai_server, key_file, tmp_path, openai_model="gpt-9"))
-    app = build_app(tmp_path, wrong)
+    app = build_app(tmp_path, on_server(runtime, openai_server, key_file, openai_model="gpt-9"))
     with served(app) as client:
         events = ask(client, QUESTION)
         error = next(e for e in events if e["type"] == "error")
@@ -215,6 +219,7 @@ def test_killing_the_server_mid_answer_keeps_the_partial_text_and_the_next_quest
 def test_a_stopped_server_is_unreachable_the_pages_keep_working_and_it_is_used_again_once_back(
         unverified, openai_server, tmp_path):
     app = build_app(tmp_path, unverified)
+    unverified.models.get("reader")  # the site has been answering; then the server goes away
     with served(app) as client:
         openai_server.stop()
         try:
@@ -231,8 +236,14 @@ def test_a_stopped_server_is_unreachable_the_pages_keep_working_and_it_is_used_a
         assert any(e["type"] == "final" for e in again), [e["type"] for e in again]
 
 
-def test_a_stall_longer_than_the_timeout_is_timed_out(openai_server):
-    endpoint = ob.Endpoint(openai_server.base_url, API_KEY, timeout_s=0.05)  # less than any first token takes
-    long_prompt = [{"role": "user", "content": "Summarise: " + "risk management " * 40}]
-    with pytest.raises(TimedOut):
-        list(ob.OpenAIReader(endpoint, MODEL_ALIAS).stream(long_prompt, max_tokens=2))
+def test_a_wait_longer_than_the_limits_is_timed_out(openai_server):
+    def prompt(words: str) -> list[dict]:  # reading it takes > 50 ms; each its own, so no cached prefix helps
+        return [{"role": "user", "content": f"Summarise: {words * 40}"}]
+
+    silent = ob.Endpoint(openai_server.base_url, API_KEY, timeout_s=0.05)  # no byte at all for that long
+    with pytest.raises(TimedOut, match="sent nothing for 0.05 s"):
+        list(ob.OpenAIReader(silent, MODEL_ALIAS).stream(prompt("risk management "), max_tokens=2))
+    patient = ob.Endpoint(openai_server.base_url, API_KEY, timeout_s=60)  # the first token's own limit
+    with pytest.raises(TimedOut, match="did not start its answer within 0.05 s"):
+        list(ob.OpenAIReader(patient, MODEL_ALIAS).stream(prompt("trustworthy systems "), max_tokens=2,
+                                                          first_token_s=0.05))

@@ -128,23 +128,27 @@ def check_model(endpoint: Endpoint, model: str, timeout_s: float = 5.0) -> None:
 
 
 def stream_chat(endpoint: Endpoint, model: str, messages: list[dict], *, max_tokens: int,
-                temperature: float) -> Iterator[str]:
-    """Text pieces of one streamed chat completion. A stall longer than `endpoint.timeout_s` (to
-    the first token, or between two; keep-alive comments do not count as progress) is TimedOut;
-    a stream that breaks, carries an error, or ends without `[DONE]` is Interrupted."""
+                temperature: float, first_token_s: float | None = None) -> Iterator[str]:
+    """Text pieces of one streamed chat completion. Waiting longer than `first_token_s` (default
+    `endpoint.timeout_s`) for the first piece, or `endpoint.timeout_s` between two, is TimedOut
+    (keep-alive comments are not progress); a stream that breaks, carries an error, or ends
+    without `[DONE]` is Interrupted."""
     body = {"model": model, "messages": messages, "stream": True, "max_tokens": max_tokens,
             "temperature": temperature}
+    first_limit = first_token_s or endpoint.timeout_s
     last_progress = time.monotonic()
-    finished, complete = False, False  # [DONE] came; a chunk said why the answer ended (finish_reason)
+    started = finished = complete = False  # a piece came; [DONE] came; a chunk said why the answer ended
     try:
         with httpx.stream("POST", endpoint.url("chat/completions"), json=body, headers=endpoint.headers(),
-                          timeout=endpoint.timeout()) as response:
+                          timeout=endpoint.timeout(max(first_limit, endpoint.timeout_s))) as response:
             if response.status_code >= 400:
                 raise _status_error(endpoint, model, response)
             try:
                 for line in response.iter_lines():
-                    if time.monotonic() - last_progress > endpoint.timeout_s:
-                        raise TimedOut(f"The model server sent no text for {endpoint.timeout_s:.0f} s (model {model}).")
+                    limit = endpoint.timeout_s if started else first_limit
+                    if time.monotonic() - last_progress > limit:
+                        what = "stopped producing text" if started else "did not start its answer"
+                        raise TimedOut(f"The model server {what} within {limit:g} s (model {model}).")
                     payload = _sse_data(endpoint, line)
                     if payload is None:
                         continue
@@ -154,10 +158,12 @@ def stream_chat(endpoint: Endpoint, model: str, messages: list[dict], *, max_tok
                     piece, reason = _delta(endpoint, payload)
                     complete = complete or bool(reason)
                     if piece:
+                        started = True
                         last_progress = time.monotonic()
                         yield piece
             except httpx.TimeoutException:
-                raise TimedOut(f"The model server sent nothing for {endpoint.timeout_s:.0f} s (model {model}).") from None
+                raise TimedOut(f"The model server sent nothing for {max(first_limit, endpoint.timeout_s):g} s "
+                               f"(model {model}).") from None
             except (httpx.TransportError, httpx.StreamError) as exc:
                 raise Interrupted(f"The model server stopped mid-answer ({exc.__class__.__name__}).") from None
     except BackendError:
@@ -213,8 +219,12 @@ class OpenAIReader:
     def __init__(self, endpoint: Endpoint, model: str):
         self.endpoint, self.name = endpoint, model
 
-    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1) -> Iterator[str]:
-        yield from stream_chat(self.endpoint, self.name, messages, max_tokens=max_tokens, temperature=temperature)
+    def stream(self, messages: list[dict], *, max_tokens: int = 512, temperature: float = 0.1,
+               first_token_s: float | None = None) -> Iterator[str]:
+        """`first_token_s` bounds the wait for the first piece (the prompt's reading); the
+        endpoint's `timeout_s` bounds a stall between two."""
+        yield from stream_chat(self.endpoint, self.name, messages, max_tokens=max_tokens, temperature=temperature,
+                               first_token_s=first_token_s)
 
     def self_test(self) -> dict:
         """The model check (`GET /models` lists it), then a one-token answer as every answer makes one."""
