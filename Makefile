@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml scripts/build_llama.sh
 	@echo "==> torch (CPU build), llama-cpp-python (portable build, compiled once: ~3 min on 2 cores) and project dependencies"
 	@$(PIP) install --quiet torch==2.13.0
 	@bash scripts/build_llama.sh $(PY)
-	@$(PIP) install --quiet -e '.[embedded,test]'
+	@$(PIP) install --quiet -e '.[embedded,server,test]'
 	@touch $(STAMP)
 
 models-run: venv
@@ -82,6 +82,7 @@ bench: models-run models-test
 	@$(NISTCHAT) eval retrieval --set all --note "make bench"  # stored: `nistchat eval runs` is the history
 	@$(PY) scripts/bench_answer.py
 	@$(PY) scripts/bench_reader_process.py
+	@$(PY) scripts/bench_reader_server.py
 	@$(PY) scripts/bench_load.py
 	@$(PY) scripts/bench_first_run.py
 

@@ -46,12 +46,22 @@ def section(kind, doc: str):
 
 @dataclass
 class BackendSettings:
-    backend: str = setting("auto", "auto: Ollama when it answers and has reader_model, else embedded",
-                           choices=("auto", "ollama", "embedded"), env="NISTCHAT_BACKEND")
+    backend: str = setting("auto", "auto: Ollama when it answers and has reader_model, else the OpenAI-compatible "
+                                   "server at openai_base_url (when set) if it lists openai_model, else embedded",
+                           choices=("auto", "ollama", "openai", "embedded"), env="NISTCHAT_BACKEND")
     ollama_host: str = setting("http://127.0.0.1:11434", "Ollama server", env="OLLAMA_HOST")
     reader_model: str = setting("qwen2.5:3b", "Ollama reader", env="NISTCHAT_READER_MODEL")
     verifier_model: str = setting("bespoke-minicheck", "Ollama verifier (the reader judges if absent)",
                                   env="NISTCHAT_VERIFIER_MODEL")
+    openai_base_url: str = setting("", "OpenAI-compatible server's API root, e.g. http://127.0.0.1:8080/v1 "
+                                       "(vLLM, llama-server; docs/reader-servers.md)", env="NISTCHAT_OPENAI_BASE_URL")
+    openai_model: str = setting("", "the reader's model id as the server's /v1/models lists it",
+                                env="NISTCHAT_OPENAI_MODEL")
+    openai_verifier_model: str = setting("", "a MiniCheck-style Yes/No model on that server; empty: the reader judges",
+                                         env="NISTCHAT_OPENAI_VERIFIER_MODEL")
+    openai_api_key_env: str = setting("NISTCHAT_OPENAI_API_KEY", "environment variable holding the server's API "
+                                                                  "key (never logged or shown)")
+    openai_api_key_file: Path | None = setting(None, "else a file whose first line is the key (relative: to instance/)")
     ollama_embedder: str = setting("", "e.g. bge-m3; empty keeps the local embedder", env="NISTCHAT_OLLAMA_EMBEDDER")
     embedder: str = setting("all-MiniLM-L6-v2", "sentence-transformers name or local folder", env="NISTCHAT_EMBEDDER")
     reranker: str = setting("cross-encoder/ms-marco-MiniLM-L-6-v2", "CrossEncoder name or folder; none disables",
@@ -152,6 +162,9 @@ class RiskSettings:
 class QueueSettings:
     max_waiting: int = setting(12, "answers that may wait for the reader, all browsers together (then 503)", minimum=1)
     max_waiting_per_browser: int = setting(2, "answers one browser may have waiting (then 429)", minimum=1)
+    reader_slots: int = setting(1, "answers using the reader at once: 1 for the embedded reader; a server that "
+                                   "batches takes its parallel slots (docs/reader-servers.md)",
+                                env="NISTCHAT_READER_SLOTS", minimum=1)
 
 
 @dataclass

@@ -45,7 +45,7 @@ def test_broken_site_config_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("text,match", [
-    ('[backends]\nbackend = "gpu"\n', "'backends.backend' must be one of auto, ollama, embedded"),
+    ('[backends]\nbackend = "gpu"\n', "'backends.backend' must be one of auto, ollama, openai, embedded"),
     ('[web]\nport = "eighty"\n', "'web.port' must be a whole number"),
     ('[web]\nport = 0\n', "'web.port' must be at least 1"),
     ('colour = "blue"\n', "unknown setting colour"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -127,3 +128,101 @@ def test_listeners_hear_when_a_persons_answer_starts_and_stops_using_the_reader(
     with q.borrow() as lent:
         assert lent and heard[-1] is True
     assert heard[-1] is False
+
+
+# -- reader slots: a server that batches serves several answers at once
+def test_with_slots_that_many_answers_use_the_reader_at_once_and_the_rest_wait_in_order():
+    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10, slots=3)
+    tickets = [queue.take(f"b{i}") for i in range(5)]
+    assert [queue.ahead(t) for t in tickets] == [0, 0, 0, 1, 2]  # three go at once; the 4th waits for one
+    for t in tickets[:3]:
+        assert queue.acquire(t, timeout=1)
+    assert queue.snapshot()["serving"] == 3 and queue.snapshot()["slots"] == 3
+    assert [queue.ahead(t) for t in tickets[3:]] == [1, 2]
+    assert not queue.acquire(tickets[4], timeout=0.05)  # not even the 5th may jump in
+    assert not queue.acquire(tickets[3], timeout=0.05)  # all slots taken
+    queue.finish(tickets[1])
+    assert queue.ahead(tickets[4]) == 1
+    assert not queue.acquire(tickets[4], timeout=0.05)  # the freed slot is the 4th's, first in line
+    assert queue.acquire(tickets[3], timeout=1)
+    queue.finish(tickets[0])
+    assert queue.acquire(tickets[4], timeout=1)
+    assert queue.snapshot()["serving"] == 3 and queue.snapshot()["waiting"] == 0
+
+
+def test_slots_keep_arrival_order_when_several_free_at_once():
+    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10, slots=2)
+    holders = [queue.take() for _ in range(2)]
+    for t in holders:
+        assert queue.acquire(t, timeout=1)
+    waiting = [queue.take() for _ in range(4)]
+    started = []
+    lock = threading.Lock()
+
+    def use(ticket):
+        assert queue.acquire(ticket, timeout=5)
+        with lock:
+            started.append(ticket.number)
+
+    threads = [threading.Thread(target=use, args=(t,)) for t in reversed(waiting)]
+    for t in threads:
+        t.start()
+    queue.finish(holders[0])
+    queue.finish(holders[1])  # two slots free: the first two in line take them, no one else
+    deadline = time.monotonic() + 5
+    while len(started) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # time for a wrong third start to show
+    assert sorted(started) == [waiting[0].number, waiting[1].number]
+    assert queue.ahead(waiting[2]) == 1 and queue.ahead(waiting[3]) == 2
+    queue.finish(waiting[0])
+    queue.finish(waiting[1])
+    for t in threads:
+        t.join(5)
+    assert sorted(started) == [t.number for t in waiting]
+
+
+def test_with_slots_a_chat_still_goes_before_waiting_evals_and_the_caps_count_only_waiting_chats():
+    from nistchat.engine.queue import EVAL
+
+    queue = ReaderQueue(max_waiting=2, max_waiting_per_owner=1, slots=2)
+    busy = [queue.take("eval", capped=False, priority=EVAL) for _ in range(2)]
+    for t in busy:
+        assert queue.acquire(t, timeout=1)  # eval answers hold both slots
+    evals = [queue.take("eval", capped=False, priority=EVAL) for _ in range(3)]
+    alice, bob = queue.take("alice"), queue.take("bob")
+    assert [queue.ahead(t) for t in (alice, bob)] == [1, 2]
+    assert [queue.ahead(t) for t in evals] == [3, 4, 5]
+    with pytest.raises(QueueFull) as mine:
+        queue.take("alice")  # per browser: one waiting
+    assert mine.value.scope == "browser"
+    with pytest.raises(QueueFull) as full:
+        queue.take("carol")  # server: two chats waiting (evals do not count)
+    assert full.value.scope == "server"
+    queue.finish(busy[0])
+    assert not queue.acquire(evals[0], timeout=0.05)  # the free slot is alice's
+    assert queue.acquire(alice, timeout=1)
+    queue.finish(busy[1])
+    assert queue.acquire(bob, timeout=1)
+    queue.finish(alice)
+    assert queue.acquire(evals[0], timeout=1)  # no chat waiting: an eval takes the slot
+
+
+def test_slots_shorten_the_retry_time_and_borrow_uses_a_free_slot():
+    one, four = ReaderQueue(max_waiting=1, slots=1), ReaderQueue(max_waiting=1, slots=4)
+    for queue in (one, four):
+        queue._service_s.append(40.0)  # a typical answer
+        queue.take("a")
+    with pytest.raises(QueueFull) as slow:
+        one.take("b")
+    with pytest.raises(QueueFull) as fast:
+        four.take("b")
+    assert slow.value.retry_after_s == 40 and fast.value.retry_after_s == 10  # four answers finish at once
+    queue = ReaderQueue(slots=2)
+    held = queue.take()
+    assert queue.acquire(held, timeout=1)
+    with queue.borrow() as lent:
+        assert lent and queue.snapshot()["serving"] == 2
+        with queue.borrow() as second:
+            assert not second  # both slots in use
+    assert queue.snapshot()["serving"] == 1

@@ -3,13 +3,10 @@
 page, and a pending message resumed at most once."""
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
 import threading
 
-import httpx
 import pytest
 
 from nistchat.config import GGUF_MODELS
@@ -17,7 +14,7 @@ from nistchat.engine.runtime import Runtime
 from nistchat.models import Message
 
 from .conftest import MODELS_DIR, make_settings
-from .web_support import ADMIN_PASSWORD, build_app, login, stored, wait_for
+from .web_support import admin_status, ask, build_app, login, served, stored, wait_for
 
 QUESTION = "What are the four functions of the AI RMF Core?"
 pytestmark = pytest.mark.skipif(not (MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]).exists(),
@@ -27,41 +24,13 @@ pytestmark = pytest.mark.skipif(not (MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5
 @pytest.fixture
 def live(runtime, tmp_path):
     """A served app with an engine of its own (its own worker process) over the session's index."""
-    from waitress import create_server
-
     own = Runtime(make_settings())
     app = build_app(tmp_path, own)
-    server = create_server(app, host="127.0.0.1", port=0, threads=8, channel_timeout=300)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    with httpx.Client(base_url=f"http://127.0.0.1:{server.effective_port}", timeout=300) as client:
+    with served(app) as client:
         yield client, app, own
-    server.close()
     worker = own.models.worker()
     if worker:
         worker.stop()
-
-
-def admin_status(client) -> dict:
-    """/status as an admin sees it (anonymous callers get only ready/degraded)."""
-    page = client.get("/admin").text
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
-    client.post("/admin/login", data={"password": ADMIN_PASSWORD, "csrf_token": token})
-    return client.get("/status", params={"format": "json"}).json()
-
-
-def ask(client, question: str, on_token=None, events: list | None = None) -> list[dict]:
-    events = [] if events is None else events
-    with client.stream("POST", "/api/ask", json={"question": question}) as response:
-        assert response.status_code == 200, response.read()
-        for line in response.iter_lines():
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            events.append(event)
-            if event["type"] == "token" and on_token:
-                on_token(event)
-    return events
 
 
 def test_killing_the_reader_mid_answer_costs_one_answer_not_the_site(live):

@@ -26,6 +26,7 @@ def test_status_page_shows_admins_backends_index_db_p80_and_errors(client, tmp_p
     assert {r["role"] for r in data["roles"]} == {"embedder", "reranker", "reader", "verifier"}
     assert data["index"]["ready"] is False and data["database"]["bytes"] > 0
     assert data["p80"]["LOW"]["samples"] == 0
+    assert "0 of 1 reader slot in use" in html and data["queue"]["slots"] == 1
 
 
 def test_status_counts_recent_errors(client):

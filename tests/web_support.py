@@ -8,8 +8,10 @@ session `runtime` (real index, real 0.5B reader) and are kept few, since each co
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
 import time
 
 from werkzeug.security import generate_password_hash
@@ -118,3 +120,42 @@ def wait_for(predicate, timeout: float = 30.0, step: float = 0.05):
 
 def ndjson(body: str) -> list[dict]:
     return [json.loads(line) for line in body.splitlines() if line.strip()]
+
+
+# -- a live server (waitress on loopback) seen through httpx, as a browser or script sees it
+@contextlib.contextmanager
+def served(app):
+    """The app served by waitress on a free loopback port, and an httpx client for it."""
+    import httpx
+    from waitress import create_server
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=8, channel_timeout=300)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.effective_port}", timeout=300) as client:
+            yield client
+    finally:
+        server.close()
+
+
+def admin_status(client) -> dict:
+    """/status as an admin sees it (anonymous callers get only ready/degraded)."""
+    page = client.get("/admin").text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    client.post("/admin/login", data={"password": ADMIN_PASSWORD, "csrf_token": token})
+    return client.get("/status", params={"format": "json"}).json()
+
+
+def ask(client, question: str, on_token=None, events: list | None = None) -> list[dict]:
+    events = [] if events is None else events
+    with client.stream("POST", "/api/ask", json={"question": question}) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            events.append(event)
+            if event["type"] == "token" and on_token:
+                on_token(event)
+    return events

@@ -1,5 +1,6 @@
 """One queue in front of the reader: answers take a ticket when asked and use the reader in
-ticket order, one answer at a time (its generation, verification and retry together).
+ticket order, `slots` answers at a time (each with its generation, verification and retry
+together); one slot unless the reader is a server that batches (`queue.reader_slots`).
 
 Why at the answer level: a reader serves one generation at a time, and an answer is several
 calls to it. Interleaving them would make every answer wait for every other. Why caps: on a
@@ -7,8 +8,8 @@ calls to it. Interleaving them would make every answer wait for every other. Why
 Past a cap the caller is told at once, with a time to retry after (HTTP 429/503 on the web).
 
 Why priorities: evaluation runs use the same reader as the people chatting, and a person must not
-wait behind a hundred eval questions. A ticket has a class (CHAT before EVAL): an EVAL ticket is
-served only when no CHAT ticket is waiting, so a chat waits at most for the one answer already
+wait behind a hundred eval questions. A ticket has a class (CHAT before EVAL): an EVAL ticket takes a
+slot only when no CHAT ticket is waiting for it, so a chat waits at most for the answers already
 using the reader. Within a class, tickets are served in arrival order.
 """
 from __future__ import annotations
@@ -51,11 +52,13 @@ class ReaderQueue:
     A ticket is waiting from `take()` until `acquire()` returns True for it, then serving until
     `finish()`. `finish()` also gives up a ticket that was never served (the answer was refused
     before generation, or failed), so the tickets behind it move up. A ticket's turn comes when
-    nothing is serving and it is first among the waiting ones by (class, arrival).
+    fewer than `slots` are serving and it is among the first free-slots waiting ones by
+    (class, arrival).
     """
 
-    def __init__(self, max_waiting: int = 12, max_waiting_per_owner: int = 2):
+    def __init__(self, max_waiting: int = 12, max_waiting_per_owner: int = 2, slots: int = 1):
         self.max_waiting, self.max_waiting_per_owner = max_waiting, max_waiting_per_owner
+        self.slots = max(1, slots)  # answers using the reader at once
         self._cond = threading.Condition()
         self._next = 0
         self._waiting: dict[int, Ticket] = {}
@@ -105,18 +108,22 @@ class ReaderQueue:
 
     def _retry_after(self, answers: int) -> int:
         typical = sum(self._service_s) / len(self._service_s) if self._service_s else DEFAULT_SERVICE_S
-        return max(5, math.ceil(typical * answers))
+        return max(5, math.ceil(typical * answers / self.slots))  # `slots` answers finish at once
 
     # -- waiting for the turn
     def ahead(self, ticket: Ticket) -> int:
-        """Answers that will use the reader before this ticket (0 once it is serving)."""
+        """Answers that must finish with the reader before this ticket gets a slot (0 once it is
+        serving, or when a slot is free for it)."""
         with self._cond:
             if ticket.number not in self._waiting:
                 return 0
-            return len(self._busy) + sum(1 for t in self._waiting.values() if t.key < ticket.key)
+            return max(0, self._before(ticket) + len(self._busy) - self.slots + 1)
+
+    def _before(self, ticket: Ticket) -> int:
+        return sum(1 for t in self._waiting.values() if t.key < ticket.key)
 
     def _turn(self, ticket: Ticket) -> bool:
-        return not self._busy and min(self._waiting.values(), key=lambda t: t.key).number == ticket.number
+        return self._before(ticket) < self.slots - len(self._busy)
 
     def acquire(self, ticket: Ticket, timeout: float | None = None) -> bool:
         """Wait until it is this ticket's turn; True once it is serving."""
@@ -137,11 +144,11 @@ class ReaderQueue:
 
     @contextlib.contextmanager
     def borrow(self) -> Iterator[bool]:
-        """Use the reader for a moment without waiting: yields True, with no answer starting until
-        the block ends, when nothing is serving; else False at once. For short, bounded jobs that
+        """Use the reader for a moment without waiting: yields True, holding a slot until the block
+        ends, when a slot is free; else False at once. For short, bounded jobs that
         an answer's turn should not wait behind (query rewriting)."""
         with self._cond:
-            lent = not self._busy
+            lent = len(self._busy) < self.slots
             if lent:
                 ticket = Ticket(self._next, None, CHAT)
                 self._next += 1
@@ -172,6 +179,7 @@ class ReaderQueue:
 
     def snapshot(self) -> dict:
         with self._cond:
-            return {"waiting": len(self._waiting), "serving": len(self._busy), "max_waiting": self.max_waiting,
+            return {"waiting": len(self._waiting), "serving": len(self._busy), "slots": self.slots,
+                    "max_waiting": self.max_waiting,
                     "waiting_eval": sum(1 for t in self._waiting.values() if t.priority != CHAT),
                     "max_waiting_per_browser": self.max_waiting_per_owner}

@@ -20,7 +20,8 @@ class Runtime:
         self._index = None
         self._retriever = None
         self._small_talk = None
-        self.queue = ReaderQueue(self.settings.queue.max_waiting, self.settings.queue.max_waiting_per_browser)
+        q = self.settings.queue
+        self.queue = ReaderQueue(q.max_waiting, q.max_waiting_per_browser, slots=q.reader_slots)
 
     def derived(self, changes: dict, label: str = "") -> "Runtime":
         """A Runtime with `changes` applied to the settings (nested tables, as `config.updated`

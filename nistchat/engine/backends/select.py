@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...config import Settings
 from . import ollama as ollama_backend
+from . import openai as openai_backend
 from ..errors import BackendError, ModelMissing, Unreachable
 from .base import PREFILL_PROBE_MESSAGES, SELF_TEST_MESSAGES, Pace
 
@@ -21,7 +22,8 @@ RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after th
 FIXES = {  # what a person can do about a failed self-test, by error kind
     "model_missing": "Run `nistchat models install` (or `make run`) to fetch and check the model files again.",
     "unreachable": "If the reader process crashed, rebuild the portable llama.cpp: `rm -rf .venv && make run` "
-                   "(README: 'The reader process'). With Ollama, check that `ollama serve` is running.",
+                   "(README: 'The reader process'). With Ollama, check that `ollama serve` is running; with an "
+                   "OpenAI-compatible server, that it listens at backends.openai_base_url (docs/reader-servers.md).",
     "timeout": "The machine may be overloaded; the reader is retried on the next question.",
     "interrupted": "The reader process was restarted; the next question retries it.",
 }
@@ -40,7 +42,7 @@ LOCAL_NAMES = {
 @dataclass
 class RoleState:
     role: str
-    backend: str  # ollama | embedded | none
+    backend: str  # ollama | openai | embedded | none
     model: str
     location: str
     reason: str  # why this backend was chosen
@@ -77,20 +79,51 @@ class ModelRegistry:
         except BackendError as exc:
             return None, exc.message
 
+    def openai_endpoint(self) -> openai_backend.Endpoint:
+        """The OpenAI-compatible server, with its key read now (from the environment or the key file)."""
+        s = self.settings.backends
+        if not s.openai_base_url:
+            raise Unreachable("backends.openai_base_url is not set: say where the OpenAI-compatible server "
+                              "listens, e.g. http://127.0.0.1:8080/v1 (docs/reader-servers.md).")
+        key = openai_backend.read_api_key(s.openai_api_key_env, s.openai_api_key_file)
+        return openai_backend.Endpoint(s.openai_base_url, key, s.timeout_s)
+
+    def _probe_openai(self) -> str:
+        """Why auto cannot use the OpenAI-compatible server ('' when it lists openai_model)."""
+        s = self.settings.backends
+        if not s.openai_base_url or not s.openai_model:
+            return "no OpenAI-compatible server configured (backends.openai_base_url, openai_model)"
+        try:
+            available = openai_backend.list_models(self.openai_endpoint(), timeout_s=2.0)
+        except BackendError as exc:
+            return exc.message
+        if s.openai_model not in available:
+            return f"the server at {s.openai_base_url} has no {s.openai_model!r}"
+        return ""
+
+    def _choose(self) -> tuple[str, str, list[str] | None]:
+        """(backend for reader and verifier, why, the Ollama models when Ollama was asked)."""
+        s = self.settings.backends
+        if s.backend in ("embedded", "openai"):
+            return s.backend, f"NISTCHAT_BACKEND={s.backend}", None
+        available, why_not = self._probe_ollama()
+        if s.backend == "ollama":
+            return "ollama", "NISTCHAT_BACKEND=ollama", available
+        if available is not None and ollama_backend.has_model(available, s.reader_model):
+            return "ollama", f"auto: Ollama at {s.ollama_host} has {s.reader_model!r}", available
+        if available is not None:
+            why_not = f"Ollama at {s.ollama_host} has no {s.reader_model!r}"
+        why_not_openai = self._probe_openai()
+        if not why_not_openai:
+            return "openai", f"auto: {why_not}; the server at {s.openai_base_url} has {s.openai_model!r}", available
+        if s.openai_base_url:
+            why_not = f"{why_not}; {why_not_openai}"
+        return "embedded", f"auto: {why_not}", available
+
     def _plan(self) -> dict[str, RoleState]:
         s, paths = self.settings.backends, self.settings
-        available, why_not = (None, "") if s.backend == "embedded" else self._probe_ollama()
-        use_ollama = False
-        if s.backend == "ollama":
-            use_ollama, reason = True, "NISTCHAT_BACKEND=ollama"
-        elif s.backend == "embedded":
-            reason = "NISTCHAT_BACKEND=embedded"
-        elif available is None:
-            reason = f"auto: {why_not}"
-        elif not ollama_backend.has_model(available, s.reader_model):
-            reason = f"auto: Ollama at {s.ollama_host} has no {s.reader_model!r}"
-        else:
-            use_ollama, reason = True, f"auto: Ollama at {s.ollama_host} has {s.reader_model!r}"
+        chosen, reason, available = self._choose()
+        use_ollama = chosen == "ollama"
 
         states = {}
         emb_ollama = use_ollama and s.ollama_embedder
@@ -102,7 +135,14 @@ class ModelRegistry:
         else:
             states["reranker"] = RoleState("reranker", "embedded", s.reranker,
                                            str(local_model_path(paths.models_dir, s.reranker)), "sentence-transformers CrossEncoder")
-        if use_ollama:
+        if chosen == "openai":
+            states["reader"] = RoleState("reader", "openai", s.openai_model, s.openai_base_url, reason)
+            states["verifier"] = (
+                RoleState("verifier", "openai", s.openai_verifier_model, s.openai_base_url, "openai_verifier_model")
+                if s.openai_verifier_model else
+                RoleState("verifier", "openai", f"{s.openai_model} (as Yes/No judge)", s.openai_base_url,
+                          "no openai_verifier_model: reader judges"))
+        elif use_ollama:
             states["reader"] = RoleState("reader", "ollama", s.reader_model, s.ollama_host, reason)
             if available is not None and ollama_backend.has_model(available, s.verifier_model):
                 states["verifier"] = RoleState("verifier", "ollama", s.verifier_model, s.ollama_host,
@@ -136,6 +176,10 @@ class ModelRegistry:
             from .embedded import CrossEncoderReranker
             return CrossEncoderReranker(Path(st.location), name=s.reranker)
         if role == "reader":
+            if st.backend == "openai":
+                endpoint = self.openai_endpoint()
+                openai_backend.check_model(endpoint, s.openai_model)
+                return openai_backend.OpenAIReader(endpoint, s.openai_model)
             if st.backend == "ollama":
                 available, why_not = self._probe_ollama()
                 if available is None:
@@ -159,6 +203,10 @@ class ModelRegistry:
         if role == "verifier":
             if st.backend == "ollama" and "judge" not in st.model:
                 return ollama_backend.OllamaVerifier(s.ollama_host, s.verifier_model, s.timeout_s)
+            if st.backend == "openai" and "judge" not in st.model:
+                endpoint = self.openai_endpoint()
+                openai_backend.check_model(endpoint, s.openai_verifier_model)
+                return openai_backend.OpenAIVerifier(endpoint, s.openai_verifier_model)
             from .embedded import ReaderJudgeVerifier
             return ReaderJudgeVerifier(self.get("reader"))
         raise KeyError(role)
