@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from nistchat.config import load_settings
@@ -34,7 +35,11 @@ def main() -> None:
     for items in sets.values():
         for item in items:
             t = time.perf_counter()
-            final = next((e.data for e in runtime.answer(item["question"], []) if e.type == "final"), None)
+            events = [e for e in runtime.answer(item["question"], []) if e.type in ("final", "error")]
+            final = events[-1].data if events and events[-1].type == "final" else None
+            if final is None:
+                sys.exit(f"{item.get('id')}: {events[-1].data if events else 'no final event'}")
+            print(f"# {item.get('id')}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
             if final is None or final["refused"]:
                 rows.append({"id": item.get("id"), "refused": True})
                 continue
