@@ -99,3 +99,14 @@ def test_the_worker_refuses_a_build_for_flags_this_cpu_lacks(tmp_path, monkeypat
         worker.stop()
     assert lacking[0] in refused.value.message and "build_llama.sh" in refused.value.message
     assert "cannot run on this machine" in refused.value.message
+
+
+def test_the_in_process_reader_refuses_it_too(tmp_path, monkeypatch):
+    """reader_process = "inprocess" loads llama.cpp into the caller: the same check runs first."""
+    from nistchat.engine.backends.embedded import LlamaCppReader
+    lacking = sorted(cv.by_name("x86-64-v4-amx").requires - cv.cpu_flags()) or ["a_flag_no_cpu_has"]
+    monkeypatch.setattr(cv, "installed_record", lambda: {"variant": "x86-64-v4-amx", "requires": lacking})
+    model = tmp_path / "unused.gguf"
+    model.write_bytes(b"")
+    with pytest.raises(Unreachable, match="build_llama.sh"):
+        LlamaCppReader(model)
