@@ -22,7 +22,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from .auth import is_admin, owner_id
 from .config import Settings, load_settings
 from .extensions import RUNTIME_KEY, csrf, db, limiter, migrate
-from .web import SECURITY_HEADERS, BoundedInt, answer_html, content_security_policy, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
+from .web import SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
 
@@ -132,7 +132,6 @@ def _register(app: Flask) -> None:
     app.jinja_env.filters["split_sentences"] = _passage_sentences
     app.jinja_env.globals["ceil"] = math.ceil
     app.jinja_env.globals["find_source"] = find_source
-    app.jinja_env.globals["answer_html"] = answer_html
 
     @app.context_processor
     def _template_globals():
