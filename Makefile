@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml scripts/build_llama.sh
 	@echo "==> Python environment in .venv"
 	@test -x $(PY) || python3 -m venv .venv
 	@$(PIP) install --quiet --upgrade pip
-	@echo "==> torch (CPU build), llama-cpp-python (portable build, compiled once: ~3 min on 2 cores) and project dependencies"
+	@echo "==> torch (CPU build), llama-cpp-python (the CPU variant scripts/build_llama.sh chooses, compiled once: ~3 min on 2 cores) and project dependencies"
 	@$(PIP) install --quiet torch==2.13.0
 	@bash scripts/build_llama.sh $(PY)
 	@$(PIP) install --quiet -e '.[embedded,server,test]'

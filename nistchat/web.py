@@ -76,6 +76,38 @@ def seconds(ms) -> str:
     return f"{ms / 1000:.1f} s"
 
 
+_READER_MARK = re.compile(r"\[(\d{1,3})\]")
+
+
+def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
+    """The answer with its citation marks as links to their sources: the reader's own `[n]` as
+    class `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as
+    class `cite-checker` titled "matched by the checker" (stored with each source as
+    `checker_sentences`, engine/citations.py). Text is escaped before any tag is added."""
+    text = answer or ""
+    ranks = {s.get("rank") for s in sources or []}
+
+    def reader_marks(escaped: str) -> str:
+        return _READER_MARK.sub(lambda m: (f'<a class="cite cite-reader" href="#src-{mid}-{m.group(1)}">'
+                                           f'[{m.group(1)}]</a>') if int(m.group(1)) in ranks else m.group(0),
+                                escaped)
+
+    inserts: list[tuple[int, int]] = []  # (offset just after the sentence, passage rank)
+    for source in sources or []:
+        for sentence in source.get("checker_sentences") or []:
+            at = text.find(sentence)
+            if at >= 0:
+                inserts.append((at + len(sentence), source["rank"]))
+    out, cursor = [], 0
+    for end, rank in sorted(inserts):
+        out.append(reader_marks(str(escape(text[cursor:end]))))
+        out.append(f' <a class="cite cite-checker" href="#src-{mid}-{rank}" title="matched by the checker">'
+                   f'[{rank}]</a>')
+        cursor = end
+    out.append(reader_marks(str(escape(text[cursor:]))))
+    return Markup("".join(out))
+
+
 def find_source(sources, ref):
     """The shown passage a verdict or citation points to: by 1-based rank, or by passage id."""
     for source in sources or []:

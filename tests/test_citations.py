@@ -36,3 +36,39 @@ def test_sources_list_doc_title_section_page_and_what_is_cited():
     rows = source_list([P(1), P(2, page=None)], "Claim [2].")
     assert [(r["rank"], r["doc"], r["title"], r["section"], r["page"], r["cited"]) for r in rows] == [
         (1, "NIST.AI.800-4", "Monitoring", "Sec 1", 3, False), (2, "NIST.AI.800-4", "Monitoring", "Sec 2", None, True)]
+
+
+def Q(i, text):
+    return Passage(rank=i, id=f"q{i}", doc="NIST.AI.100-1", title="AI RMF", section=f"Sec {i}", kind="prose",
+                   page=None, text=text, score=0.5)
+
+
+QUOTED = [Q(1, "The GOVERN function cultivates a culture of risk management within organizations."),
+          Q(2, "The MAP function establishes the context to frame risks related to an AI system.")]
+
+
+def test_an_unmarked_supported_sentence_gets_the_checkers_passage_and_a_marked_one_does_not():
+    from nistchat.engine.citations import checker_marks, marked_share
+    answer = "Risk is framed in context by mapping it. Governance builds a risk culture [1]. It is voluntary."
+    verdicts = [Verdict("Risk is framed in context by mapping it.", True, 2),
+                Verdict("Governance builds a risk culture [1].", True, 1),
+                Verdict("It is voluntary.", False, None)]
+    marks = checker_marks(answer, QUOTED, verdicts)
+    assert marks == {"Risk is framed in context by mapping it.": 2}  # the rejected one gets none
+    assert marked_share(answer, 2, marks) == (3, 1, 1)
+    rows = source_list(QUOTED, answer, marks)
+    assert rows[1]["checker_sentences"] == ["Risk is framed in context by mapping it."] and rows[1]["cited"]
+    assert rows[0]["checker_sentences"] == [] and rows[0]["cited"]
+
+
+def test_an_unverified_sentence_that_quotes_a_passage_gets_its_mark_for_free():
+    from nistchat.engine.citations import checker_marks
+    answer = ("The MAP function establishes the context to frame risks related to an AI system. "
+              "Organizations should also consider many other things.")
+    assert checker_marks(answer, QUOTED, []) == {
+        "The MAP function establishes the context to frame risks related to an AI system.": 2}
+    assert checker_marks(answer, QUOTED, [], quote_check=False) == {}
+    # an out-of-range mark is no mark: the sentence still gets the checker's
+    assert checker_marks("The GOVERN function cultivates a culture of risk management within organizations [9].",
+                         QUOTED, [Verdict("The GOVERN function cultivates a culture of risk management within "
+                                          "organizations [9].", True, 1)])

@@ -65,6 +65,8 @@ def test_killing_the_reader_mid_answer_costs_one_answer_not_the_site(live):
     status = admin_status(client)
     reader = next(r for r in status["roles"] if r["role"] == "reader")
     assert reader["worker"]["last_exit"] == "killed by SIGKILL" and reader["worker"]["pid"] == worker.pid
+    assert reader["worker"]["variant"]  # which llama.cpp build runs, on the page too
+    assert f'llama.cpp build: <code>{reader["worker"]["variant"]}</code>' in client.get("/status").text
 
 
 def test_a_full_queue_is_refused_with_retry_after_and_nothing_is_stored(live):

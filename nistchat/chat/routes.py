@@ -10,7 +10,7 @@ from ..engine.queue import QueueFull
 from ..extensions import app_runtime, db
 from ..models import Message
 from ..topics.questions import find_topic, load
-from ..web import clean_text, is_htmx
+from ..web import answer_html, clean_text, is_htmx
 from .progress import estimate_s, risk_class
 from .runs import registry, resume_or_abandon
 from .service import ask_rate_limit, busy_status, check_docs, check_question, document_choices, submit
@@ -18,6 +18,7 @@ from .store import current_conversation, visible_conversation
 from .stream import final_frames, sse_events
 
 bp = Blueprint("chat", __name__)
+bp.add_app_template_global(answer_html)  # the answer with the reader's and the checker's marks
 
 
 def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = "",

@@ -28,6 +28,11 @@ def _print_report(final: dict, answer_shown: bool) -> None:
         page = f" (p. {s['page']})" if s.get("page") is not None else ""
         mark = "*" if s.get("cited") else " "
         click.echo(f" {mark}[{s['rank']}] {s['doc']} — {s['section'] or s['title']}{page}")
+    checker = [(s["rank"], text) for s in final.get("sources", []) for text in s.get("checker_sentences") or []]
+    if checker:
+        click.echo("Marks matched by the checker (the reader wrote none):")
+        for rank, text in checker:
+            click.echo(f"  [{rank}] {text}")
     if final.get("docs"):
         click.echo(f"Searched only: {', '.join(final['docs'])}")
     click.echo(f"\nRisk: {final['risk']} {', '.join(final.get('risk_kinds') or [])}".rstrip())

@@ -2,6 +2,12 @@
 
 Small readers invent numbers ([7] when six passages were shown). An out-of-range mark is repaired
 to the passage the verifier found supporting that sentence, or dropped when none did.
+
+Small readers also leave most sentences without a mark, though the prompt asks for them. Where
+the checker matched a sentence to a passage (a supported verdict, or, for an answer that was not
+verified, the free quote check), that passage is shown as the sentence's mark, visibly distinct
+from a mark the reader wrote: `checker_marks` finds them and `source_list` stores them with each
+source (`checker_sentences`), so the page and the API show the same.
 """
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .text import split_sentences
 from .types import Passage, Verdict
+from .verify import candidate_passages, claim_text, is_checkable, quoted_by
 from .verify import citations as cited_numbers
 
 _GROUP = re.compile(r"\s?\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
@@ -75,9 +82,49 @@ def repair(text: str, n_passages: int, verdicts: list[Verdict] | None = None) ->
     return result
 
 
-def source_list(passages: list[Passage], answer: str = "") -> list[dict]:
-    """Sources as shown to the user: doc id, title, section, page, and whether the answer cites it."""
+def has_mark(sentence: str, n_passages: int) -> bool:
+    """The reader cited a shown passage in this sentence."""
+    return any(1 <= n <= n_passages for n in cited_numbers(sentence))
+
+
+def checker_marks(answer: str, passages: list[Passage], verdicts: list[Verdict] | None = None,
+                  *, quote_check: bool = True) -> dict[str, int]:
+    """Sentence -> passage number, for the answer's sentences that carry no mark of the reader's
+    but that the checker matched to a passage: its supported verdict's passage, else (when
+    `quote_check`, i.e. the sentence was not judged) the passage it quotes. A sentence the checker
+    found unsupported gets no mark."""
+    judged = {v.text: v for v in verdicts or []}
+    marks: dict[str, int] = {}
+    for sentence in split_sentences(answer):
+        if has_mark(sentence, len(passages)) or not is_checkable(sentence):
+            continue
+        verdict = judged.get(sentence)
+        if verdict is not None:
+            if verdict.supported and verdict.passage and 1 <= verdict.passage <= len(passages):
+                marks[sentence] = verdict.passage
+            continue
+        if quote_check:
+            n = quoted_by(claim_text(sentence), passages, candidate_passages(sentence, passages, len(passages)))
+            if n is not None:
+                marks[sentence] = n
+    return marks
+
+
+def marked_share(answer: str, n_passages: int, marks: dict[str, int]) -> tuple[int, int, int]:
+    """(checkable sentences, with a mark of the reader's, with the checker's mark) of an answer."""
+    sentences = [s for s in split_sentences(answer) if is_checkable(s)]
+    return (len(sentences), sum(has_mark(s, n_passages) for s in sentences),
+            sum(s in marks for s in sentences))
+
+
+def source_list(passages: list[Passage], answer: str = "", marks: dict[str, int] | None = None) -> list[dict]:
+    """Sources as shown to the user: doc id, title, section, page, whether the answer cites it, and
+    the answer's sentences the checker matched to it (`checker_sentences`, shown as its marks)."""
     cited = {n for s in split_sentences(answer) for n in cited_numbers(s)}
+    matched: dict[int, list[str]] = {}
+    for sentence, n in (marks or {}).items():
+        matched.setdefault(n, []).append(sentence)
     return [{"rank": i, "id": p.id, "doc": p.doc, "title": p.title, "section": p.section, "page": p.page,
-             "kind": p.kind, "score": p.score, "cited": i in cited}
+             "kind": p.kind, "score": p.score, "cited": i in cited or i in matched,
+             "checker_sentences": matched.get(i, [])}
             for i, p in enumerate(passages, 1)]

@@ -144,13 +144,16 @@ class _Run:
         if self.timings["first_token"] is None:
             self.timings["first_token"] = self.timings["total"]
         verified = bool(chosen and chosen.verified)
+        marks = {} if refused else citations.checker_marks(answer, self.passages, chosen.verdicts if chosen else [])
+        checkable, by_reader, by_checker = citations.marked_share(answer, len(self.passages), marks)
         data = {
             "answer": answer, "refused": refused, "refusal_reason": refusal_reason, "risk": self.risk.level,
             "risk_kinds": self.risk.kinds, "verified": verified,
             "sentences": [_verdict(v) for v in (chosen.verdicts if chosen else [])],
             "flagged": bool(chosen and any(not v.supported for v in chosen.verdicts)),
             "retried": retried, "disclaimer": LIST_DISCLAIMER if self.risk.is_list and not refused else "",
-            "sources": citations.source_list(self.passages, "" if refused else answer),
+            "sources": citations.source_list(self.passages, "" if refused else answer, marks),
+            "marks": {"sentences": checkable, "reader": by_reader, "checker": by_checker},
             "backend": self.backend(),
             "timings_ms": {k: round(v, 1) for k, v in self.timings.items()},
             "prompt_tokens": chosen.prompt_tokens if chosen else 0,

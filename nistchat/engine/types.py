@@ -177,7 +177,8 @@ class Source:
     page: int | None
     kind: str
     score: float
-    cited: bool  # the answer cites it as [rank]
+    cited: bool  # the answer cites it as [rank], or the checker matched one of its sentences to it
+    checker_sentences: list[str] = field(default_factory=list)  # unmarked sentences the checker matched to it
 
 
 @dataclass

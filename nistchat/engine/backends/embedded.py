@@ -13,8 +13,9 @@ from typing import Iterator
 
 import numpy as np
 
-from ..errors import Interrupted, ModelMissing, TimedOut
+from ..errors import Interrupted, ModelMissing, TimedOut, Unreachable
 from .base import minicheck_prompt, parse_yes_no
+from .cpu_variant import VariantError, check_installed
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -100,6 +101,10 @@ class LlamaCppReader:
         gguf = Path(gguf)
         if not gguf.is_file():
             raise ModelMissing(f"Reader model file not found: {gguf}. Run `nistchat models install`.")
+        try:
+            check_installed()  # a build for CPU features this machine lacks would die of SIGILL
+        except VariantError as exc:
+            raise Unreachable(str(exc)) from None
         try:
             from llama_cpp import Llama
         except ImportError:

@@ -81,7 +81,8 @@ class ReaderWorker:
             return {"pid": self.pid if self.alive() else None, "port": self.port if self.alive() else None,
                     "starts": self.starts, "last_exit": self.last_exit,
                     "last_error": self.last_error.message if self.last_error else "",
-                    "retry_in_s": retry_in, "system_info": self.info.get("system_info", ""),
+                    "retry_in_s": retry_in, "variant": self.info.get("variant", ""),
+                    "system_info": self.info.get("system_info", ""),
                     "self_test_ms": self.info.get("self_test_ms")}
 
     # -- life cycle
@@ -124,10 +125,12 @@ class ReaderWorker:
                 raise TimedOut(f"The reader process did not start within {self.start_timeout_s:.0f} s.")
             raise Unreachable(f"The reader process crashed while loading {self.gguf.name} ({describe_exit(code)})."
                               f"{self._stderr_tail()} The web server is unaffected; "
-                              "see README 'The reader process' for the portable build.")
+                              "see README 'The reader process' for the build's CPU variant.")
         info = json.loads(line)
         if not info.get("ready"):
             proc.wait(timeout=10)
+            if info.get("kind") == "variant":
+                raise Unreachable(f"The reader process cannot run on this machine: {info.get('error')}")
             raise ModelMissing(f"The reader model {self.gguf.name} could not be loaded: {info.get('error')}. "
                                "Run `nistchat models install` to fetch and check it again.")
         self._proc, self.port, self.info = proc, int(info["port"]), info
@@ -231,4 +234,4 @@ class WorkerReader:
         t = time.perf_counter()
         "".join(self.stream(SELF_TEST_MESSAGES, max_tokens=1, temperature=0.0))
         return {"ms": round((time.perf_counter() - t) * 1000, 1), "pid": self.worker.pid,
-                "system_info": self.worker.info.get("system_info", "")}
+                "variant": self.worker.info.get("variant", ""), "system_info": self.worker.info.get("system_info", "")}

@@ -11,9 +11,12 @@ repeat_penalty (Ollama's defaults 0.9 and 1.1 when absent, as in `LlamaCppReader
 
 Start-up protocol (read by `supervisor.ReaderWorker`): the worker loads the model, runs a
 one-token generation (the self-test), then prints one JSON line to stdout,
-`{"ready": true, "port": N, "system_info": "...", "self_test_ms": ...}`, or
-`{"ready": false, "error": "..."}` and exits 3. It exits by itself when its standard input
-closes, so it never outlives the process that started it.
+`{"ready": true, "port": N, "variant": "x86-64-v4-vnni", "system_info": "...", "self_test_ms": ...}`,
+or `{"ready": false, "error": "..."}` and exits 3. Before llama.cpp is imported, the build's
+variant record is checked against this CPU (`cpu_variant.check_installed`): a build for CPU
+features this machine lacks stops with a plain "rebuild" message instead of an illegal
+instruction. It exits by itself when its standard input closes, so it never outlives the
+process that started it.
 
     python -m nistchat.engine.backends.worker --gguf MODEL.gguf [--n-ctx 4096] [--threads 0]
 """
@@ -30,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from .base import SELF_TEST_MESSAGES
+from .cpu_variant import VariantError, check_installed
 
 
 
@@ -41,6 +45,7 @@ class Worker:
     """One in-process llama.cpp reader behind the HTTP handler."""
 
     def __init__(self, gguf: Path, n_ctx: int, threads: int):
+        self.variant = check_installed()  # before llama_cpp is imported: raises VariantError, in words
         from llama_cpp import llama_print_system_info
 
         from .embedded import LlamaCppReader
@@ -180,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         "".join(worker.chat(SELF_TEST_MESSAGES, {"num_predict": 1, "temperature": 0.0}))
         self_test_ms = round((time.perf_counter() - t) * 1000, 1)
+    except VariantError as exc:  # the build cannot run on this CPU: no model file is at fault
+        report({"ready": False, "kind": "variant", "error": str(exc)})
+        return 3
     except Exception as exc:  # llama.cpp reports a bad file as ValueError; report it, then stop
         report({"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return 3
@@ -188,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     # one), and one model serves one generation at a time anyway. Callers queue in the backlog.
     server = HTTPServer(("127.0.0.1", args.port), _handler(worker))
     report({"ready": True, "port": server.server_address[1], "pid": os.getpid(), "model": worker.name,
-            "system_info": worker.system_info, "self_test_ms": self_test_ms})
+            "variant": worker.variant, "system_info": worker.system_info, "self_test_ms": self_test_ms})
     server.serve_forever()
     return 0
 

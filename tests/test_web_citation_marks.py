@@ -1,0 +1,35 @@
+"""Citation marks on the page: the reader's own [n] and, where the reader wrote none, the
+checker's passage, shown apart and stored with the answer (engine/citations.py, web.answer_html)."""
+from __future__ import annotations
+
+import re
+
+from nistchat.models import Message
+
+from .web_support import DIRECT_LABEL, ask_and_stream, stored
+
+
+def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the_answer(client):
+    """An answer whose first sentence the reader left unmarked and the checker matched to passage 2:
+    the page shows [2] as the checker's (its own class and title), the reader's [1] as the reader's,
+    and the text stays escaped around both."""
+    from nistchat.chat import store
+    from nistchat.engine.citations import checker_marks, source_list
+    from nistchat.engine.types import Passage, Verdict
+
+    passages = [Passage(rank=i, id=f"p{i}", doc="NIST.AI.100-1", title="AI RMF", section="Core", kind="prose",
+                        page=None, text=t, score=0.5)
+                for i, t in enumerate(["GOVERN cultivates a culture of risk management.",
+                                       "MAP establishes the context to frame risks <of AI>."], 1)]
+    answer = "MAP frames risks <in context>. GOVERN builds a risk culture [1]."
+    marks = checker_marks(answer, passages, [Verdict("MAP frames risks <in context>.", True, 2),
+                                            Verdict("GOVERN builds a risk culture [1].", True, 1)])
+    mid, _ = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    with client.application.test_request_context("/"):
+        store.finish_message(mid, {"final": {"answer": answer, "sources": source_list(passages, answer, marks)}})
+    assert stored(client, Message, mid).sources[1]["checker_sentences"] == ["MAP frames risks <in context>."]
+    page = client.get(f"/c/{stored(client, Message, mid).conversation_id}").get_data(as_text=True)
+    shown = re.search(rf'id="answer-{mid}">(.*?)</div>', page, re.S).group(1)
+    assert shown == (f'MAP frames risks &lt;in context&gt;. <a class="cite cite-checker" href="#src-{mid}-2" '
+                     f'title="matched by the checker">[2]</a> GOVERN builds a risk culture '
+                     f'<a class="cite cite-reader" href="#src-{mid}-1">[1]</a>.')
