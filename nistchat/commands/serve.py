@@ -35,7 +35,9 @@ def _self_test(runtime) -> None:
     try:
         t = time.perf_counter()
         runtime.retrieve("warm-up: how are AI risks managed?")
-        click.echo(f"warm-up: index and embedder ready in {time.perf_counter() - t:.1f} s")
+        if runtime.small_talk is not None:  # its examples are embedded once, here, not at the first greeting
+            runtime.small_talk.classify("hello")
+        click.echo(f"warm-up: index, embedder and small talk ready in {time.perf_counter() - t:.1f} s")
     except Exception as exc:  # the status page shows an index problem; serving goes on
         click.echo(f"warm-up: retrieval failed: {exc}")
         return
