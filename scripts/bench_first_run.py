@@ -163,9 +163,10 @@ def main() -> int:
         quiet = session(base)
         rows = []
         for b, q in zip(busy, quiet):
-            ratio = round(b["s"] / q["s"], 2) if q["s"] else None
+            ratio = round(b["s"] / q["s"], 2) if q["s"] >= 0.5 else None  # small talk: both under 0.5 s
             rows.append({"question": b["question"], "during": b, "quiet": q, "ratio": ratio})
-            print(f"    ratio {ratio}: {b['outcome']} {b['s']} s vs {q['outcome']} {q['s']} s")
+            shown = f"{ratio}x" if ratio is not None else "- (both under 0.5 s)" if b["s"] < 0.5 else "-"
+            print(f"    ratio {shown}: {b['outcome']} {b['s']} s vs {q['outcome']} {q['s']} s")
         ok = sum(1 for r in rows if not r["during"]["outcome"].startswith(("error", "HTTP", "no result")))
         print(json.dumps({"as_before": args.as_before, "reader": args.reader, "cpu": cpu_flags(),
                           "ingest_s": round(ingest_s, 1), "answered_during_build": ok, "rows": rows,
