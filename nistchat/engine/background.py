@@ -37,15 +37,7 @@ class AnswerFlag:
 
     def held(self) -> bool:
         """Whether any live web process has an answer holding or waiting for the reader."""
-        for path in self.folder.glob(f"{PREFIX}*"):
-            try:
-                pid = int(path.name[len(PREFIX):])
-            except ValueError:
-                continue
-            if pid_alive(pid):
-                return True
-            path.unlink(missing_ok=True)
-        return False
+        return bool(live_pids(self.folder, PREFIX))
 
     def wait_while_held(self, max_s: float, poll_s: float = 0.2) -> float:
         """Block while the flag is held, at most `max_s`; the seconds waited."""
@@ -79,10 +71,16 @@ class BackgroundJob:
 
 def job_pids(folder: Path) -> list[int]:
     """The live background jobs marked in the folder."""
+    return live_pids(folder, JOB_PREFIX)
+
+
+def live_pids(folder: Path, prefix: str) -> list[int]:
+    """The pids named by `prefix<pid>` files in the folder whose process still runs; the files of
+    processes that died are removed."""
     pids = []
-    for path in Path(folder).glob(f"{JOB_PREFIX}*"):
+    for path in Path(folder).glob(f"{prefix}*"):
         try:
-            pid = int(path.name[len(JOB_PREFIX):])
+            pid = int(path.name[len(prefix):])
         except ValueError:
             continue
         if pid_alive(pid):
