@@ -20,6 +20,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -81,10 +82,11 @@ class SmallTalkClassifier:
             by_kind.setdefault(example.label, []).append(float(sim))
         return {kind: float(np.mean(sorted(values, reverse=True)[:TOP_N])) for kind, values in by_kind.items()}
 
-    def classify(self, question: str) -> Decision:
+    def classify(self, question: str, scores: Callable[[str], dict[str, float]] | None = None) -> Decision:
+        """`scores` replaces `self.scores` (a threshold sweep passes a memoised one)."""
         text = normalise(question)
         rule = self.rule_out(text)
-        return rule if rule is not None else self.decide(self.scores(text))
+        return rule if rule is not None else self.decide((scores or self.scores)(text))
 
     @staticmethod
     def rule_out(text: str) -> Decision | None:

@@ -7,13 +7,13 @@ with the dev and dev2 questions), and the held-out split (with the test question
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..query import normalise
-from . import NIST, Decision, Example, SmallTalkClassifier, load_examples
+from . import NIST, Example, SmallTalkClassifier, load_examples
 
 SPLIT_FILES = {"dev": ("smalltalk_dev.jsonl", ("golden.jsonl", "dev_office.jsonl")),
                "test": ("smalltalk_test.jsonl", ("test.jsonl",))}
@@ -71,26 +71,11 @@ def load_split(name: str, eval_dir: Path) -> Split:
     return Split(name, load_examples(eval_dir / labelled_file), questions)
 
 
-class _Cached:
-    """The classifier with each text's scores computed once, so a sweep embeds every text once."""
-
-    def __init__(self, classifier: SmallTalkClassifier):
-        self.classifier = classifier
-        self._seen: dict[str, object] = {}
-
-    def classify(self, text: str):
-        if text not in self._seen:
-            clean = normalise(text)
-            self._seen[text] = self.classifier.rule_out(clean) or self.classifier.scores(clean)
-        seen = self._seen[text]
-        return seen if isinstance(seen, Decision) else self.classifier.decide(seen)
-
-
-def measure(classifier: SmallTalkClassifier | _Cached, split: Split) -> Report:
-    inner = classifier.classifier if isinstance(classifier, _Cached) else classifier
-    report = Report(split.name, inner.min_score, inner.margin)
+def measure(classifier: SmallTalkClassifier, split: Split, scores=None) -> Report:
+    """`scores`: as `SmallTalkClassifier.classify` takes it."""
+    report = Report(split.name, classifier.min_score, classifier.margin)
     for example in split.labelled:
-        decision = classifier.classify(example.text)
+        decision = classifier.classify(example.text, scores)
         if example.label == NIST:
             report.nist_labelled += 1
             if decision.small_talk:
@@ -107,7 +92,7 @@ def measure(classifier: SmallTalkClassifier | _Cached, split: Split) -> Report:
                 report.misses.append(f"{example.label} not caught ({decision.why}): {example.text!r}")
     for question in split.questions:
         report.questions += 1
-        decision = classifier.classify(question)
+        decision = classifier.classify(question, scores)
         if decision.small_talk:
             report.questions_fp += 1
             report.misses.append(f"evaluation question taken for {decision.kind}")  # never printed verbatim
@@ -116,9 +101,9 @@ def measure(classifier: SmallTalkClassifier | _Cached, split: Split) -> Report:
 
 def sweep(classifier: SmallTalkClassifier, split: Split, min_scores, margins) -> list[Report]:
     """Every (min_score, margin) pair on one split, best first: fewest false positives, then most caught."""
-    reports, cached = [], _Cached(classifier)
+    reports, scores = [], functools.lru_cache(maxsize=None)(classifier.scores)  # each text embedded once
     for min_score, margin in itertools.product(min_scores, margins):
         classifier.min_score, classifier.margin = min_score, margin
-        reports.append(measure(cached, split))
+        reports.append(measure(classifier, split, scores))
     reports.sort(key=lambda r: (r.questions_fp + r.nist_labelled_fp, -r.caught, -r.min_score))
     return reports
