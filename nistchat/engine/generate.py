@@ -66,9 +66,7 @@ def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300, temper
     """Cleaned text pieces from the reader; BackendErrors from the reader pass through unchanged.
     `first_token_s` bounds the wait for the first piece (the prompt's reading, `backends.base.Pace`)."""
     stripper = MarkdownStripper()
-    pieces = (reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s)
-              if first_token_s else reader.stream(messages, max_tokens=max_tokens, temperature=temperature))
-    for piece in pieces:
+    for piece in reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s):
         out = stripper.feed(piece)
         if out:
             yield out
