@@ -110,7 +110,7 @@ class RetrievalSettings:
     parent_decay: float = setting(0.0, "weight of a parent's 2nd, 3rd... matching child (0 = best child only)")
     rerank_top_n: int = setting(20, "fused candidates the cross-encoder sees", minimum=1)
     second_embedder: str = setting("embeddinggemma-300m", "its dense list is fused too, once `nistchat serve` has "
-                                   "built its vectors in the background (empty: off; engine/second_dense.py)",
+                                   "built its vectors in the background (empty: off; engine/index/second.py)",
                                    env="NISTCHAT_SECOND_EMBEDDER")
     scope_named_docs: bool = setting(True, "a question naming documents searches only them")
     doc_aliases: dict = setting({}, "doc id -> extra names users call it by")
@@ -169,7 +169,7 @@ class QueueSettings:
 
 @dataclass
 class SmallTalkSettings:
-    """Greetings, thanks and questions about the assistant, answered before retrieval (engine/smalltalk/)."""
+    """Greetings, thanks and questions about the assistant, answered before retrieval (engine/answer/smalltalk/)."""
     enabled: bool = setting(True, "answer small talk from the catalogue at once (off: every message is searched)")
     min_score: float = setting(0.32, "a small-talk kind must score at least this (mean cosine to its nearest "
                                      "examples; chosen on the dev split: docs/decisions.md)", minimum=0)
@@ -225,11 +225,11 @@ class Settings:
                                     "nistchat; empty: the SQLite file instance_dir/nistchat.sqlite3",
                                 env="NISTCHAT_DATABASE_URL")
     backends: BackendSettings = section(BackendSettings, "model backends")
-    retrieval: RetrievalSettings = section(RetrievalSettings, "retrieval (nistchat/engine/retriever.py)")
-    answer: AnswerSettings = section(AnswerSettings, "the answer pipeline (nistchat/engine/pipeline.py)")
-    verify: VerifySettings = section(VerifySettings, "sentence verification (nistchat/engine/verify.py)")
-    refusal: RefusalSettings = section(RefusalSettings, "the refusal gate before generation (nistchat/engine/refusal.py)")
-    risk: RiskSettings = section(RiskSettings, "risk classes of questions (nistchat/engine/risk.py)")
+    retrieval: RetrievalSettings = section(RetrievalSettings, "retrieval (nistchat/engine/retrieval/retriever.py)")
+    answer: AnswerSettings = section(AnswerSettings, "the answer pipeline (nistchat/engine/answer/pipeline.py)")
+    verify: VerifySettings = section(VerifySettings, "sentence verification (nistchat/engine/verification/verify.py)")
+    refusal: RefusalSettings = section(RefusalSettings, "the refusal gate before generation (nistchat/engine/answer/refusal.py)")
+    risk: RiskSettings = section(RiskSettings, "risk classes of questions (nistchat/engine/answer/risk.py)")
     queue: QueueSettings = section(QueueSettings, "the queue in front of the reader")
     small_talk: SmallTalkSettings = section(SmallTalkSettings, "small talk answered before retrieval")
     background: BackgroundSettings = section(BackgroundSettings, "background work of the server")

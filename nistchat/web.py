@@ -83,7 +83,7 @@ def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
     """The answer with its citation marks as links to their sources: the reader's own `[n]` as
     class `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as
     class `cite-checker` titled "matched by the checker" (stored with each source as
-    `checker_sentences`, engine/citations.py). Text is escaped before any tag is added."""
+    `checker_sentences`, engine/verification/citations.py). Text is escaped before any tag is added."""
     text = answer or ""
     ranks = {s.get("rank") for s in sources or []}
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from nistchat.config import load_settings
-from nistchat.engine import refusal
+from nistchat.engine.answer import refusal
 from nistchat.engine.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
 """How many of an answer's sentences carry a citation mark: the reader's own `[n]`, and the
-checker's passage shown where the reader wrote none (engine/citations.py `checker_marks`).
+checker's passage shown where the reader wrote none (engine/verification/citations.py `checker_marks`).
 
 One run gives both numbers: the checker's marks are added beside the reader's text, never into
 it, so "reader only" is what answers carried before the checker's marks and "reader or checker"
@@ -16,7 +16,7 @@ import sys
 import time
 
 from nistchat.config import load_settings
-from nistchat.engine.citations import has_mark
+from nistchat.engine.verification.citations import has_mark
 from nistchat.engine.runtime import Runtime
 from nistchat.evals.store import load_sets
 

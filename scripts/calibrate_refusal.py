@@ -6,7 +6,7 @@ threshold by a stated rule: the largest threshold that wrongly refuses at most M
 default) of answerable questions. The gate refuses only what is clearly off-topic; the reader and
 the checks after generation decide the rest (docs/decisions.md, "refusal"). The second rule
 (a named term the corpus never mentions AND a score below the median answerable score) gets its
-threshold from the same distributions. Copy the printed thresholds into nistchat/engine/refusal.py
+threshold from the same distributions. Copy the printed thresholds into nistchat/engine/answer/refusal.py
 ([refusal] threshold and unknown_term_threshold) with the counts.
 
     python scripts/calibrate_refusal.py [--golden data/eval/golden.jsonl] [--max-wrong 0] [--json]
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nistchat.config import load_settings
 from nistchat.config import RefusalSettings
-from nistchat.engine.refusal import FEATURES, stated_ids, unknown_terms, vocabulary
+from nistchat.engine.answer.refusal import FEATURES, stated_ids, unknown_terms, vocabulary
 from nistchat.engine.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[1]

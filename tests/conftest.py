@@ -48,7 +48,7 @@ def corpus_dir() -> Path:
 @pytest.fixture(scope="session")
 def runtime(corpus_dir):
     """One engine for the whole session, over the real corpus index (built if missing or stale)."""
-    from nistchat.engine.ingest import ingest_corpus
+    from nistchat.engine.index.index.build import ingest_corpus
     from nistchat.engine.runtime import Runtime
 
     settings = make_settings()
@@ -77,7 +77,7 @@ Each widget is reviewed before release and again every quarter.
 def tiny_data(tmp_path_factory, corpus_dir, light_runtime) -> Path:
     """A data dir whose real index has two documents: the corpus's smallest (the CI Profile
     concept note) and EXTRA_DOC, built by the real ingestion with the real embedder."""
-    from nistchat.engine.ingest import ingest_corpus
+    from nistchat.engine.index.index.build import ingest_corpus
 
     root = tmp_path_factory.mktemp("tiny-index")
     corpus = root / "corpus"
@@ -90,7 +90,7 @@ def tiny_data(tmp_path_factory, corpus_dir, light_runtime) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_index(tiny_data):
-    from nistchat.engine.index import Index
+    from nistchat.engine.index.index.index import Index
 
     return Index.load(tiny_data / "index")
 

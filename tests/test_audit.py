@@ -1,4 +1,4 @@
-"""Audit mode (engine/audit.py) on the real index: per-sentence verdicts, anchors that count
+"""Audit mode (engine/verification/audit.py) on the real index: per-sentence verdicts, anchors that count
 against a sentence, the trust score and its label, and the command line."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from nistchat.cli import main
-from nistchat.engine.audit import AuditThresholds, audit
+from nistchat.engine.verification.audit import AuditThresholds, audit
 
 QUESTION = "What are the functions of the AI RMF Core?"
 FAITHFUL = "The AI RMF Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE."

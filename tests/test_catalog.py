@@ -1,6 +1,6 @@
 """The document catalogue: documents and titles read from the index, labels, names that route a
 question to a document."""
-from nistchat.engine.catalog import Catalog, DocEntry, documents, number_of
+from nistchat.engine.corpus.catalog import Catalog, DocEntry, documents, number_of
 
 DOCS = ["NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.800-4", "NIST.SP.800-218A", "NIST.AI.CI-Profile-Concept-Note"]
 # Titles as ingestion reads them from the corpus files' first heading.

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from nistchat.engine.chunking import ChunkConfig, chunk_document
-from nistchat.engine.documents import parse_markdown, read_document
+from nistchat.engine.corpus.chunking import ChunkConfig, chunk_document
+from nistchat.engine.corpus.documents import parse_markdown, read_document
 from nistchat.engine.text import estimate_tokens
 from nistchat.engine.types import Block, Document
 

@@ -1,5 +1,5 @@
 """Every [n] in a final answer points to a shown passage; bad ones are repaired or dropped."""
-from nistchat.engine.citations import invalid, repair, source_list
+from nistchat.engine.verification.citations import invalid, repair, source_list
 from nistchat.engine.types import Passage, Verdict
 
 
@@ -48,7 +48,7 @@ QUOTED = [Q(1, "The GOVERN function cultivates a culture of risk management with
 
 
 def test_an_unmarked_supported_sentence_gets_the_checkers_passage_and_a_marked_one_does_not():
-    from nistchat.engine.citations import checker_marks, marked_share
+    from nistchat.engine.verification.citations import checker_marks, marked_share
     answer = "Risk is framed in context by mapping it. Governance builds a risk culture [1]. It is voluntary."
     verdicts = [Verdict("Risk is framed in context by mapping it.", True, 2),
                 Verdict("Governance builds a risk culture [1].", True, 1),
@@ -62,7 +62,7 @@ def test_an_unmarked_supported_sentence_gets_the_checkers_passage_and_a_marked_o
 
 
 def test_an_unverified_sentence_that_quotes_a_passage_gets_its_mark_for_free():
-    from nistchat.engine.citations import checker_marks
+    from nistchat.engine.verification.citations import checker_marks
     answer = ("The MAP function establishes the context to frame risks related to an AI system. "
               "Organizations should also consider many other things.")
     assert checker_marks(answer, QUOTED, []) == {

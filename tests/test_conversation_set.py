@@ -15,8 +15,8 @@ from collections import Counter
 
 import pytest
 
-from nistchat.engine.eval_conversations import KINDS, SET_FILES
-from nistchat.engine.evaluate import match_norm
+from nistchat.engine.evaluation.conversations import KINDS, SET_FILES
+from nistchat.engine.evaluation.retrieval import match_norm
 from tests.test_golden_set import (
     ALL_DOCS,
     CORPUS_DIR,
@@ -69,7 +69,7 @@ def repaired() -> dict[str, str]:
     """Each document as the index holds it (word repair applied), normalised as retrieval matches."""
     if not CORPUS_DIR.is_dir():
         pytest.skip(f"corpus directory not found: {CORPUS_DIR}")
-    from nistchat.engine.documents import read_document
+    from nistchat.engine.corpus.documents import read_document
 
     return {stem: match_norm("\n".join(b.text for b in read_document(CORPUS_DIR / f"{stem}.md").blocks))
             for stem in ALL_DOCS}

@@ -2,9 +2,9 @@
 tables, the checker's matching sentence (or table row) marked, headings and contents in order."""
 from __future__ import annotations
 
-from nistchat.engine.catalog import DocEntry
+from nistchat.engine.corpus.catalog import DocEntry
 from nistchat.engine.types import Parent
-from nistchat.engine.verify import best_matches
+from nistchat.engine.verification.verify import best_matches
 from nistchat.docs.render import marked_text, preview_text, render_document, to_html, units
 
 TABLE = """Table 1: Monitoring categories

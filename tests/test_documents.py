@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from nistchat.engine.documents import DocumentError, parse_markdown, read_document
+from nistchat.engine.corpus.documents import DocumentError, parse_markdown, read_document
 
 from .conftest import SHARED_CORPUS
 

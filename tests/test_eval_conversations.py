@@ -6,7 +6,7 @@ import json
 from click.testing import CliRunner
 
 from nistchat.cli import main
-from nistchat.engine.eval_conversations import Conversation, Turn, format_table, run_conversations
+from nistchat.engine.evaluation.conversations import Conversation, Turn, format_table, run_conversations
 from nistchat.engine.types import Passage, Retrieval, Trace
 
 
@@ -79,8 +79,8 @@ def test_eval_conversations_command_stores_a_run(runtime, tmp_path):
 
 def test_every_evidence_string_sits_in_one_passage_of_the_index(index):
     """A turn whose evidence no passage holds could never hit: its misses would be the set's fault."""
-    from nistchat.engine.eval_conversations import SET_FILES, load_conversations
-    from nistchat.engine.evaluate import match_norm
+    from nistchat.engine.evaluation.conversations import SET_FILES, load_conversations
+    from nistchat.engine.evaluation.retrieval import match_norm
     from tests.test_test_set import EVAL_DIR
 
     hays = [match_norm(p.text) for p in index.parents.values()]

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from nistchat.cli import main
-from nistchat.engine.evaluate import evaluate, first_evidence_rank, format_table, match_norm, missing_evidence
+from nistchat.engine.evaluation.retrieval import evaluate, first_evidence_rank, format_table, match_norm, missing_evidence
 from nistchat.engine.types import Passage, Retrieval, Trace
 
 GOLDEN = [
@@ -121,7 +121,7 @@ def test_ablation_turns_each_named_rule_off_in_turn(runtime, tmp_path):
     """Each rule in config.RULES has a switch the retriever honours: turning off exact identifier
     matching loses an identifier question that only the exact list finds at k=1."""
     from nistchat.config import RULES, rule_off
-    from nistchat.engine.evaluate import ablate, format_ablation
+    from nistchat.engine.evaluation.retrieval import ablate, format_ablation
 
     item = {"id": "t1", "category": "acronym", "question": "What does GV-1.3-001 say?",
             "evidence": ["GV-1.3-001"]}

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from nistchat.cli import main
-from nistchat.engine.eval_answers import (deterministic_scores, fallback_terms, judge_scores, passed, quarter,
+from nistchat.engine.evaluation.answers import (deterministic_scores, fallback_terms, judge_scores, passed, quarter,
                                           subset, term_present)
-from nistchat.engine.eval_report import compare, format_compare, headline
-from nistchat.engine.evaluate import load_golden, resolve_sets
+from nistchat.engine.evaluation.report import compare, format_compare, headline
+from nistchat.engine.evaluation.retrieval import load_golden, resolve_sets
 
 from .conftest import REPO
 from .web_support import build_app, login, ndjson, post, wait_for

@@ -1,7 +1,7 @@
 """RRF math: rank-only, weighted, deterministic."""
 import pytest
 
-from nistchat.engine.fusion import rrf, single
+from nistchat.engine.retrieval.fusion import rrf, single
 
 
 def test_rrf_scores_are_sum_of_reciprocal_ranks():

@@ -1,7 +1,7 @@
 """Markdown headers and bold are stripped from the stream even when split across tokens."""
 import pytest
 
-from nistchat.engine.generate import MarkdownStripper, stream_answer, strip_markdown
+from nistchat.engine.answer.generate import MarkdownStripper, stream_answer, strip_markdown
 
 RAW = "## Answer\nThe **GOVERN** function [1].\n### Items\n* item **bold**\n#1 priority stays\nx * y = z"
 CLEAN = "Answer\nThe GOVERN function [1].\nItems\n* item bold\n#1 priority stays\nx * y = z"

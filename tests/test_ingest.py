@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nistchat.engine import ingest as ingest_module
-from nistchat.engine.index import Index, bm25_tokenize
-from nistchat.engine.ingest import IngestError, ingest_corpus
+from nistchat.engine.index.index import build as ingest_module
+from nistchat.engine.index.index.index import Index, bm25_tokenize
+from nistchat.engine.index.index.build import IngestError, ingest_corpus
 
 from .conftest import SHARED_CORPUS, make_settings
 from .test_documents import FIXTURE
@@ -248,7 +248,7 @@ def test_ingest_command_prints_summary_and_errors(tmp_path, runtime):
 
 def test_corpus_download_without_network_says_so(tmp_path, monkeypatch):
     from nistchat.cli import main
-    from nistchat.engine import corpus_download
+    from nistchat.engine.corpus import download
     from nistchat.engine.runtime import Runtime
 
     assert len(corpus_download.OFFICIAL_PDFS) == 7  # the seven publications, one without a direct address

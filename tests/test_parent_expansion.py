@@ -1,5 +1,5 @@
 """Caps, parent mapping, duplicate merge, table-neighbour pull and the token budget, on hand-built parents."""
-from nistchat.engine.parent_expansion import ELLIPSIS, ExpandConfig, expand, select, trim, Piece
+from nistchat.engine.retrieval.expand import ELLIPSIS, ExpandConfig, expand, select, trim, Piece
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Candidate, Parent
 
@@ -113,7 +113,7 @@ def test_trim_prefers_the_row_of_the_best_ranked_matching_child():
 
 
 def test_allocate_shares_by_weight_above_a_floor_and_refills_surplus():
-    from nistchat.engine.parent_expansion import _allocate
+    from nistchat.engine.retrieval.expand import _allocate
     assert _allocate([1000, 1000], 300) == [150, 150]  # equal weights: equal shares
     assert _allocate([1000, 1000], 300, [3.0, 1.0], floor=60) == [195, 105]  # 60 each, the other 180 split 3:1
     assert _allocate([50, 1000, 1000], 400, [1.0, 1.0, 2.0], floor=60) == [50, 136, 213]  # small stays whole
@@ -121,7 +121,7 @@ def test_allocate_shares_by_weight_above_a_floor_and_refills_surplus():
 
 
 def test_evidence_weight_favours_the_best_ranked_and_discounts_repeats():
-    from nistchat.engine.parent_expansion import evidence_weight
+    from nistchat.engine.retrieval.expand import evidence_weight
     assert evidence_weight([1]) > evidence_weight([6])
     assert evidence_weight([1, 2, 3, 4]) > evidence_weight([5, 7, 13])
     # twenty low rows of one big table do not outweigh a passage that ranked first
@@ -158,7 +158,7 @@ def test_split_prose_of_one_section_joins_the_chosen_neighbours_passage():
 
 
 def test_a_joined_piece_brings_its_own_budget_share():
-    from nistchat.engine.parent_expansion import evidence_weight, slot_weight
+    from nistchat.engine.retrieval.expand import evidence_weight, slot_weight
     parents = {
         "a": P("a", "First half.", next_id="b"),
         "b": P("b", "Second half.", prev_id="a"),

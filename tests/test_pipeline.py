@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
-from nistchat.engine.pipeline import LIST_DISCLAIMER
-from nistchat.engine.prompt import RETRY_INSTRUCTION
+from nistchat.engine.answer.pipeline import LIST_DISCLAIMER
+from nistchat.engine.answer.prompt import RETRY_INSTRUCTION
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 

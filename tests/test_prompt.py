@@ -1,5 +1,5 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
-from nistchat.engine.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
+from nistchat.engine.answer.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
                                     format_context, history_window, neutralise)
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nistchat.engine.evaluate import evaluate, load_golden
+from nistchat.engine.evaluation.retrieval import evaluate, load_golden
 from nistchat.engine.runtime import Runtime
 from tests.conftest import MODELS_DIR, make_settings
 

@@ -1,5 +1,5 @@
 """Query stage: normalisation keeps identifiers intact; follow-ups borrow the previous question."""
-from nistchat.engine.query import identifiers, is_follow_up, normalise, prepare, stated_count
+from nistchat.engine.retrieval.query import identifiers, is_follow_up, normalise, prepare, stated_count
 
 HISTORY = [{"role": "user", "content": "What are the six monitoring categories in AI 800-4?"},
            {"role": "assistant", "content": "Functionality, Operational, ..."}]
@@ -56,7 +56,7 @@ def test_follow_up_detection():
 
 
 def test_asks_definition_only_for_questions_about_what_an_acronym_means():
-    from nistchat.engine.query import asks_definition
+    from nistchat.engine.retrieval.query import asks_definition
     for q in ("What does TEVV stand for?", "What is CAISI?", "What do the abbreviations GAI and CBRN refer to?",
               "What does ACE mean here?", "Expand the acronym NSSCET"):
         assert asks_definition(q), q

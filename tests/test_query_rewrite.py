@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from nistchat.engine.query_rewrite import Rewriter, until
-from nistchat.engine.queue import ReaderQueue
+from nistchat.engine.retrieval.rewrite import Rewriter, until
+from nistchat.engine.backends.queue import ReaderQueue
 
 WEAK = "Who should approve a new system before it goes live?"  # everyday words: a low top cosine
 STRONG = "What are the characteristics of trustworthy AI systems?"  # close to the text: a high cosine

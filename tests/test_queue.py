@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from nistchat.engine.queue import EVAL, QueueFull, ReaderQueue
+from nistchat.engine.backends.queue import EVAL, QueueFull, ReaderQueue
 
 
 def test_tickets_are_served_in_arrival_order_and_given_up_places_are_skipped():
@@ -63,7 +63,7 @@ def test_the_server_as_a_whole_has_a_cap_with_a_retry_time():
 
 
 def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order():
-    from nistchat.engine.queue import CHAT, EVAL
+    from nistchat.engine.backends.queue import CHAT, EVAL
 
     queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10)
     busy = queue.take("eval", capped=False, priority=EVAL)
@@ -92,7 +92,7 @@ def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order():
 
 
 def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_fill_the_caps():
-    from nistchat.engine.queue import EVAL
+    from nistchat.engine.backends.queue import EVAL
 
     queue = ReaderQueue(max_waiting=1, max_waiting_per_owner=1)
     waiting_eval = queue.take("eval", capped=False, priority=EVAL)
@@ -183,7 +183,7 @@ def test_slots_keep_arrival_order_when_several_free_at_once():
 
 
 def test_with_slots_a_chat_still_goes_before_waiting_evals_and_the_caps_count_only_waiting_chats():
-    from nistchat.engine.queue import EVAL
+    from nistchat.engine.backends.queue import EVAL
 
     queue = ReaderQueue(max_waiting=2, max_waiting_per_owner=1, slots=2)
     busy = [queue.take("eval", capped=False, priority=EVAL) for _ in range(2)]

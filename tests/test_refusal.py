@@ -1,7 +1,7 @@
 """The pre-generation gate and the refusal message (threshold itself: scripts/calibrate_refusal.py)."""
 from nistchat.config import load_settings
 from nistchat.config import RefusalSettings
-from nistchat.engine.refusal import covers, gate, message
+from nistchat.engine.answer.refusal import covers, gate, message
 from nistchat.engine.types import Passage, Retrieval, Trace
 
 REFUSAL_THRESHOLD = 0.5  # the low-score rule is off by default; these tests turn it on at this value
@@ -55,7 +55,7 @@ def test_a_document_added_to_the_corpus_is_listed_with_no_code_change(tiny_index
 
 
 def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
-    from nistchat.engine.refusal import named_terms, unknown_terms
+    from nistchat.engine.answer.refusal import named_terms, unknown_terms
     UNKNOWN_TERM_THRESHOLD = RefusalSettings().unknown_term_threshold
 
     settings = load_settings(instance_dir=tmp_path, environ={})
@@ -72,7 +72,7 @@ def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
 
 
 def test_a_passage_stating_the_questions_framework_id_exempts_it_from_the_score_rule(tmp_path):
-    from nistchat.engine.refusal import stated_ids
+    from nistchat.engine.answer.refusal import stated_ids
 
     settings = with_threshold(tmp_path)
     stating = [Passage(1, "p1", "NIST.AI.600-1", "GenAI Profile", "MAP 5.1", "table", 40,

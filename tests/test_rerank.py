@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nistchat.engine.rerank import FALLBACK, rerank
+from nistchat.engine.retrieval.rerank import FALLBACK, rerank
 from nistchat.engine.types import Candidate
 
 MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
-from nistchat.engine.retriever import TIMING_KEYS, FastBM25, Retriever
+from nistchat.engine.retrieval.retriever import TIMING_KEYS, FastBM25, Retriever
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Retrieval
 
@@ -115,7 +115,7 @@ def test_reranker_plumbing_with_a_real_checkpoint(runtime):
 
 
 def test_fast_bm25_matches_rank_bm25(runtime):
-    from nistchat.engine.index import bm25_tokenize
+    from nistchat.engine.index.index.index import bm25_tokenize
 
     bm25 = runtime.index.bm25
     fast = FastBM25(bm25)

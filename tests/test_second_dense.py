@@ -1,4 +1,4 @@
-"""The second embedder's dense list (engine/second_dense.py) on a copy of the tiny real index.
+"""The second embedder's dense list (engine/index/second.py) on a copy of the tiny real index.
 
 MiniLM stands in for EmbeddingGemma as the second embedder: the mechanism (build in a child
 process, progress, cache, the stale check, fusion) does not depend on which model it is, and
@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from nistchat.engine import second_dense
+from nistchat.engine.index.index import second
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.second_dense import (META_FILE, PROGRESS_FILE, SecondDense, build, needs_build,
+from nistchat.engine.index.index.second import (META_FILE, PROGRESS_FILE, SecondDense, build, needs_build,
                                           start_build)
 
 from .conftest import MODELS_DIR, make_settings
@@ -147,7 +147,7 @@ def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did
     import threading
 
     from nistchat.engine.background import AnswerFlag
-    from nistchat.engine.queue import ReaderQueue
+    from nistchat.engine.backends.queue import ReaderQueue
 
     monkeypatch.setattr(second_dense, "BATCH", 1)  # the tiny index has few children: pause after the first
     queue = ReaderQueue()

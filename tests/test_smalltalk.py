@@ -1,4 +1,4 @@
-"""Small talk (engine/smalltalk/) with the real MiniLM embedder: told apart from NIST questions,
+"""Small talk (engine/answer/smalltalk/) with the real MiniLM embedder: told apart from NIST questions,
 answered at once from the catalogue, stored apart from the answers /metrics counts, and left out
 of what a follow-up leans on."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 import pytest
 
 from nistchat.config import PROJECT_ROOT
-from nistchat.engine.smalltalk import KINDS, NIST, load_examples
-from nistchat.engine.smalltalk import measure as st
+from nistchat.engine.answer.smalltalk import KINDS, NIST, load_examples
+from nistchat.engine.evaluation import smalltalk as st
 from nistchat.models import Message
 
 from .web_support import build_app, ndjson, stored

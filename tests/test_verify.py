@@ -5,7 +5,7 @@ import pytest
 from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
-from nistchat.engine.verify import (candidate_passages, citations, claim_text, count_mismatch,
+from nistchat.engine.verification.verify import (candidate_passages, citations, claim_text, count_mismatch,
                                     is_checkable, says_dont_know, should_retry, support_score,
                                     verify_sentences)
 
@@ -87,7 +87,7 @@ def _p(text, section="5.1 Govern", doc="NIST.AI.100-1"):
 
 
 def test_anchors_pick_numbers_identifiers_acronyms():
-    from nistchat.engine.verify import anchors
+    from nistchat.engine.verification.verify import anchors
     assert anchors("Under GDPR Article 22, people may object; see LLM10 and M-24-10 and PW.1.1.") == [
         "GDPR", "22", "LLM10", "M-24-10", "PW.1.1"]
     assert anchors("The framework has trustworthy characteristics.") == []
@@ -109,7 +109,7 @@ def test_ungrounded_claim_skips_the_judge_and_is_unsupported():
 
 
 def test_ungrounded_verdicts_flag_only_unstated_facts():
-    from nistchat.engine.verify import ungrounded_verdicts
+    from nistchat.engine.verification.verify import ungrounded_verdicts
     passages = [_p("MAP 5.1 concerns likelihood and magnitude of each identified impact.")]
     sentences = ["MAP 5.1 concerns the likelihood of impacts.", "OWASP lists LLM10 as unbounded consumption.",
                  "Under HIPAA the data must be removed."]
@@ -119,7 +119,7 @@ def test_ungrounded_verdicts_flag_only_unstated_facts():
 
 
 def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
-    from nistchat.engine.verify import restates_question
+    from nistchat.engine.verification.verify import restates_question
     q = "Which clause of ISO/IEC 42001 contains the requirement to perform an AI system impact assessment?"
     assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment.", q)
     assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment in "
@@ -160,7 +160,7 @@ def test_judge_budget_goes_to_passages_that_state_the_claims_numbers():
 
 
 def test_a_quote_is_supported_without_a_judge_call_but_a_negation_flip_is_not():
-    from nistchat.engine.verify import quoted_by
+    from nistchat.engine.verification.verify import quoted_by
 
     calls = []
 
@@ -184,7 +184,7 @@ def test_a_quote_is_supported_without_a_judge_call_but_a_negation_flip_is_not():
 
 
 def test_a_sentence_naming_what_the_corpus_never_mentions_is_unsupported_without_a_judge():
-    from nistchat.engine.verify import ungrounded_verdicts
+    from nistchat.engine.verification.verify import ungrounded_verdicts
 
     calls = []
     passages = [_p("AI actors should document risk tolerance and revisit it when contexts change.")]

@@ -1,5 +1,5 @@
 """Citation marks on the page: the reader's own [n] and, where the reader wrote none, the
-checker's passage, shown apart and stored with the answer (engine/citations.py, web.answer_html)."""
+checker's passage, shown apart and stored with the answer (engine/verification/citations.py, web.answer_html)."""
 from __future__ import annotations
 
 import re
@@ -14,7 +14,7 @@ def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the
     the page shows [2] as the checker's (its own class and title), the reader's [1] as the reader's,
     and the text stays escaped around both."""
     from nistchat.chat import store
-    from nistchat.engine.citations import checker_marks, source_list
+    from nistchat.engine.verification.citations import checker_marks, source_list
     from nistchat.engine.types import Passage, Verdict
 
     passages = [Passage(rank=i, id=f"p{i}", doc="NIST.AI.100-1", title="AI RMF", section="Core", kind="prose",

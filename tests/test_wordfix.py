@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from nistchat.engine import documents
-from nistchat.engine.documents import parse_markdown, read_document
-from nistchat.engine.wordfix import WordRepair
+from nistchat.engine.corpus import documents
+from nistchat.engine.corpus.documents import parse_markdown, read_document
+from nistchat.engine.corpus.wordfix import WordRepair
 
 from .conftest import SHARED_CORPUS
 

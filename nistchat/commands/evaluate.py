@@ -117,7 +117,7 @@ def with_common(f):
 def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, overrides, note) -> None:
     """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only; dev and
     test side by side. Stored as a run unless --no-store."""
-    from ..engine.evaluate import MODES, format_sets
+    from ..engine.evaluation.retrieval import MODES, format_sets
     from ..evals.store import execute
 
     runtime = run_runtime(parse_overrides(overrides))
@@ -172,7 +172,7 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
     evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side."""
-    from ..engine.eval_conversations import format_table, load_conversations, resolve_sets, run_conversations
+    from ..engine.evaluation.conversations import format_table, load_conversations, resolve_sets, run_conversations
     from ..evals.store import eval_dirs, store_conversations
 
     runtime = run_runtime(parse_overrides(overrides))
@@ -204,7 +204,7 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
 
 def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:
     from ..config import RULES, rule_off
-    from ..engine.evaluate import ablate, format_ablation, load_golden, resolve_sets
+    from ..engine.evaluation.retrieval import ablate, format_ablation, load_golden, resolve_sets
     from ..evals.store import eval_dirs
 
     try:
@@ -287,7 +287,7 @@ def runs(as_json: bool, last: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The comparison as one JSON object.")
 def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
     """Per-metric change from run A to run B (95 % interval, flips) and the questions that changed."""
-    from ..engine.eval_report import compare as compare_runs, format_compare
+    from ..engine.evaluation.report import compare as compare_runs, format_compare
     from ..evals.store import run_dict
     from ..extensions import db
     from ..models import EvalRun
@@ -316,7 +316,7 @@ def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per split.")
 def smalltalk(spec: str, sweep: bool, as_json: bool) -> None:
     """How the small-talk classifier separates small talk from NIST questions (false positives first)."""
-    from ..engine.smalltalk import measure as st
+    from ..engine.evaluation import smalltalk as st
     from ..config import PROJECT_ROOT
 
     runtime = cli_runtime()

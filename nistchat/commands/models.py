@@ -44,7 +44,7 @@ def models(ctx: click.Context, load: bool, as_json: bool) -> None:
             click.echo(f"{'':<9} process: pid {w['pid']}; llama.cpp build: {w['variant'] or 'not started'}; "
                        f"{w['system_info']}")
     if second:
-        click.echo(f"{'second':<9} embedded  {second['embedder']} (a second dense list, engine/second_dense.py)")
+        click.echo(f"{'second':<9} embedded  {second['embedder']} (a second dense list, engine/index/second.py)")
         click.echo(f"{'':<9} state:  " + ("in use" if second["ready"] else f"not in use: {second['reason']}"))
     if result:
         click.echo(self_test_lines(result))

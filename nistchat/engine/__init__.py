@@ -9,7 +9,7 @@ verification. Scripts, the CLI and the web app all start here:
 """
 from ..config import Settings, load_settings
 from .errors import BackendError, IndexMissing
-from .queue import QueueFull
+from .backends.queue import QueueFull
 from .runtime import Runtime
 from .types import Answer, Event, Failure, Passage, Retrieval, Source, Verdict
 

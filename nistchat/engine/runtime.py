@@ -8,7 +8,7 @@ from typing import Iterator
 from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
 from .errors import IndexMissing
-from .queue import ReaderQueue, Ticket
+from .backends.queue import ReaderQueue, Ticket
 from .types import Answer, Event, Failure, Retrieval
 
 
@@ -46,7 +46,7 @@ class Runtime:
 
     @property
     def index(self):
-        from .index import Index
+        from .index.index import Index
 
         with self._lock:
             if self._index is None:
@@ -63,8 +63,8 @@ class Runtime:
 
     @property
     def retriever(self):
-        from .query_rewrite import Rewriter
-        from .retriever import Retriever
+        from .retrieval.rewrite import Rewriter
+        from .retrieval.retriever import Retriever
 
         with self._lock:
             if self._retriever is None:
@@ -76,7 +76,7 @@ class Runtime:
     def small_talk(self):
         """The small-talk classifier over the question embedder (None when turned off or no embedder
         can be loaded: then every message is searched)."""
-        from .smalltalk import SmallTalkClassifier
+        from .answer.smalltalk import SmallTalkClassifier
 
         opts = self.settings.small_talk
         if not opts.enabled:
@@ -91,13 +91,13 @@ class Runtime:
 
     def documents(self) -> list:
         """The indexed documents (`catalog.DocEntry`: id, title, label), in index order."""
-        from .catalog import documents
+        from .corpus.catalog import documents
 
         return documents(self.index)
 
     def unknown_docs(self, docs) -> str:
         """Why a document choice cannot be used ('' when every id is in the index)."""
-        from .retriever import unknown_docs_message
+        from .retrieval.retriever import unknown_docs_message
 
         known = [d.id for d in self.documents()]
         if not isinstance(docs, (list, tuple)) or not all(isinstance(d, str) for d in docs):
@@ -115,7 +115,7 @@ class Runtime:
         """Events of one answer. `ticket` is the caller's place in `self.queue` (taken when the
         question was asked, so a full queue is refused before anything is stored); without one
         the answer takes an uncapped ticket of its own. `docs` limits retrieval to those documents."""
-        from .pipeline import answer
+        from .answer.pipeline import answer
 
         return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket,
                       docs=docs)

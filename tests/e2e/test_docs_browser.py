@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from nistchat.engine.citations import source_list
+from nistchat.engine.verification.citations import source_list
 from nistchat.engine.types import Passage
 from nistchat.extensions import db
 from nistchat.models import Conversation, Feedback, Message

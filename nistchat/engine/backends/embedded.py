@@ -93,7 +93,7 @@ class LlamaCppReader:
     """llama.cpp over a GGUF file, streaming chat completions. The reader worker runs this in a
     process of its own (`worker.py`); in-process use is for the CLI's `reader_process = "inprocess"`
     and for measuring what the worker costs. Calls are serialised: a llama.cpp context is not
-    thread-safe, and the answer queue (`engine/queue.py`) orders the callers."""
+    thread-safe, and the answer queue (`engine/backends/queue.py`) orders the callers."""
 
     SAMPLING = {"top_p": 0.9, "repeat_penalty": 1.1}  # Ollama's defaults, so both backends sample alike
 

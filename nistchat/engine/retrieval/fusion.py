@@ -6,7 +6,7 @@ no calibration and one retriever cannot drown the other by having bigger numbers
 """
 from __future__ import annotations
 
-from .types import Candidate
+from ..types import Candidate
 
 DEFAULT_K = 60
 

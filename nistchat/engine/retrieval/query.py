@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from .text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
+from ..text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
 
 # Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
 _TRANSLATE = str.maketrans({
@@ -110,7 +110,7 @@ def asks_definition(text: str) -> bool:
 
 def wants_list(text: str) -> bool:
     """A list or enumeration question, by the risk table's own patterns (one definition of "list")."""
-    from .risk import classify
+    from ..answer.risk import classify
 
     risk = classify(text)
     return risk.is_list or "enumeration" in risk.kinds

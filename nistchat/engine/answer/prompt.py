@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from .text import count_tokens
-from .types import Passage
+from ..text import count_tokens
+from ..types import Passage
 
 SYSTEM_PROMPT = (
     "Answer only from the numbered context; if it lacks the answer, say you don't know. Use plain text. "

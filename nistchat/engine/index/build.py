@@ -16,12 +16,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .chunking import ChunkConfig, chunk_document
-from .documents import SUPPORTED_SUFFIXES, DocumentError, read_document, sha256_bytes
+from ..corpus.chunking import ChunkConfig, chunk_document
+from ..corpus.documents import SUPPORTED_SUFFIXES, DocumentError, read_document, sha256_bytes
 from .index import EmbeddingCache, Index, build_dense, cache_dir_for, embed_children, write_dense
-from .processes import pid_alive
+from ..processes import pid_alive
 from .store import ChildStore, ParentStore, load_manifest, save_manifest
-from .types import Child, Parent
+from ..types import Child, Parent
 
 INGEST_VERSION = 5  # bump when parsing/chunking changes what an unchanged corpus produces
 

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .store import CHILDREN_FILE, MANIFEST_FILE, PARENTS_FILE, ChildStore, ParentStore, StoreError, load_manifest
-from .types import Child, Parent
+from ..types import Child, Parent
 
 DENSE_FILE = "dense.faiss"
 
@@ -137,7 +137,7 @@ def embed_children(children: list[Child], embedder, cache: EmbeddingCache, *, pr
 
     With `on_batch(done, total)` the missing texts are embedded a batch at a time, the callback
     hears the progress after each, and the cache is saved every `save_every` batches, so a long
-    build that is stopped resumes from there (the background build of engine/second_dense.py)."""
+    build that is stopped resumes from there (the background build of engine/index/second.py)."""
     keys = [text_key(c.text) for c in children]
     missing = {}
     for k, c in zip(keys, children):

@@ -14,14 +14,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from ..config import RetrievalSettings, Settings, updated
+from ...config import RetrievalSettings, Settings, updated
 from . import fusion
-from .catalog import Catalog
-from .parent_expansion import ExpandConfig, expand
+from ..corpus.catalog import Catalog
+from .expand import ExpandConfig, expand
 from .query import Query, prepare
 from .rerank import rerank
-from .text import count_tokens, identifier_regex
-from .types import Candidate, Retrieval, Trace
+from ..text import count_tokens, identifier_regex
+from ..types import Candidate, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
@@ -93,7 +93,7 @@ class Retriever:
                  rewriter=None):
         """`rewriter(question, settings) -> query_rewrite.Rewrite` writes the passage searched when
         first-pass retrieval is weak and `[retrieval.rewrite] enabled` (None: never rewrite)."""
-        from .index import bm25_tokenize
+        from ..index.index import bm25_tokenize
 
         self.rewriter = rewriter
         self.index = index
@@ -382,6 +382,6 @@ class Retriever:
 
     def _second_for(self, name: str):
         """The second embedder's list for this index (second_dense.SecondDense); None when off."""
-        from .second_dense import SecondDense
+        from ..index.second import SecondDense
 
         return SecondDense(self.index, self.settings.index_dir, self.settings.models_dir, name) if name else None

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator
 
-from ..config import VerifySettings
-from .query import NUMBER_WORDS
-from .text import LIST_MARKER, line_sentences, ngrams, split_sentences
-from .types import Passage, Verdict
+from ...config import VerifySettings
+from ..retrieval.query import NUMBER_WORDS
+from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
+from ..types import Passage, Verdict
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")

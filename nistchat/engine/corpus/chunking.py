@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 
 from .documents import doc_short_name
-from .text import estimate_tokens, split_sentences
-from .types import Block, Child, Document, Parent
+from ..text import estimate_tokens, split_sentences
+from ..types import Block, Child, Document, Parent
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterator
 
-from .errors import BackendError
-from .prompt import neutralise
+from ..errors import BackendError
+from ..answer.prompt import neutralise
 
 REWRITE_PROMPT = ("Write two sentences from a NIST AI risk management document that answer the question. "
                   "Use the formal terms such documents use. No preamble.")

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import NIST, Example, SmallTalkClassifier, load_examples
+from ..answer.smalltalk import NIST, Example, SmallTalkClassifier, load_examples
 
 SPLIT_FILES = {"dev": ("smalltalk_dev.jsonl", ("golden.jsonl", "dev_office.jsonl")),
                "test": ("smalltalk_test.jsonl", ("test.jsonl",))}

@@ -12,15 +12,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from . import citations, refusal
-from .errors import BackendError, IndexMissing
+from ..verification import citations
+from . import refusal
+from ..errors import BackendError, IndexMissing
 from .generate import stream_answer
 from .prompt import build_messages, fit_passages
-from .queue import ReaderQueue, Ticket
+from ..backends.queue import ReaderQueue, Ticket
 from .risk import Risk, classify
-from .text import count_tokens, split_sentences
-from .types import Event, Passage, Trace, Verdict
-from .verify import (count_mismatch, restates_question, says_dont_know, should_retry,
+from ..text import count_tokens, split_sentences
+from ..types import Event, Passage, Trace, Verdict
+from ..verification.verify import (count_mismatch, restates_question, says_dont_know, should_retry,
                      support_counts, support_score, ungrounded_verdicts, verify_sentences)
 
 log = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ def _direct(run: _Run, text: str, *, refused: bool, extra: dict, refusal_reason:
 
 
 def _small_talk(runtime, question: str, run: _Run) -> Iterator[Event] | None:
-    """The events of a small-talk answer (engine/smalltalk/), or None for a question to search.
+    """The events of a small-talk answer (engine/answer/smalltalk/), or None for a question to search.
     A classifier that cannot run (no embedder) lets every question through to retrieval."""
     classifier = runtime.small_talk
     if classifier is None:

@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .text import split_sentences
-from .types import Block, Document
+from ..text import split_sentences
+from ..types import Block, Document
 from .wordfix import WordRepair
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".pdf")

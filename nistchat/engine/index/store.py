@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from .types import Child, Parent
+from ..types import Child, Parent
 
 PARENTS_FILE = "parents.jsonl"
 CHILDREN_FILE = "children.jsonl"

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..query import framework_ids, normalise
+from ...retrieval.query import framework_ids, normalise
 
 EXAMPLES = Path(__file__).with_name("examples.jsonl")
 NIST = "nist"

@@ -46,7 +46,7 @@ def git_commit(root: Path) -> str:
 def config_snapshot(runtime, **extra) -> dict:
     """What a run ran with: the models, backend, k, context budget, every rule switch (the whole
     settings object), the git commit and the index manifest."""
-    from ..config import PROJECT_ROOT
+    from ...config import PROJECT_ROOT
 
     settings = _plain(dataclasses.asdict(runtime.settings))
     for secret in ("secret_key", "admin_password_hash"):

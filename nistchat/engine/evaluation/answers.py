@@ -28,10 +28,10 @@ import re
 import time
 from typing import Callable
 
-from .evaluate import missing_evidence
-from .query import prepare
-from .queue import EVAL
-from .verify import count_mismatch, split_sentences
+from .retrieval import missing_evidence
+from ..retrieval.query import prepare
+from ..backends.queue import EVAL
+from ..verification.verify import count_mismatch, split_sentences
 
 JUDGED = ("faithfulness", "relevance", "completeness", "correctness")
 MAX_CLAIMS = 3  # claims judged per judged metric: bounds the cost of one item

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .text import split_sentences
-from .types import Passage, Verdict
+from ..text import split_sentences
+from ..types import Passage, Verdict
 from .verify import candidate_passages, claim_text, is_checkable, quoted_by
 from .verify import citations as cited_numbers
 

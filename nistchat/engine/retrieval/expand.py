@@ -14,9 +14,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ..config import AnswerSettings, RetrievalSettings
-from .text import count_tokens, ngrams, split_sentences
-from .types import Candidate, Parent, Passage
+from ...config import AnswerSettings, RetrievalSettings
+from ..text import count_tokens, ngrams, split_sentences
+from ..types import Candidate, Parent, Passage
 
 ELLIPSIS = "[…]"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .types import Candidate
+from ..types import Candidate
 
 FALLBACK = "keep fused (RRF) order"
 

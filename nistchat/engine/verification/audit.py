@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .query import NUMBER_WORDS
-from .text import split_sentences
-from .types import Passage
+from ..retrieval.query import NUMBER_WORDS
+from ..text import split_sentences
+from ..types import Passage
 from .verify import (_NEGATION, _content_words, _present, _stretches, anchors, claim_text, document_for,
                      is_checkable, stated_nowhere, ungrounded, _haystack)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .catalog import documents
-from .query import framework_ids
-from .text import identifier_regex
-from .types import Passage, Retrieval
+from ..corpus.catalog import documents
+from ..retrieval.query import framework_ids
+from ..text import identifier_regex
+from ..types import Passage, Retrieval
 
 # Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
 # data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:

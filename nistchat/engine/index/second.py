@@ -13,7 +13,7 @@ shows the build's progress. Vectors are cached by content hash (data/embcache/),
 embeds only changed text, and the file records which children it covers: after a re-ingest a
 stale file is never used, and is rebuilt.
 
-    python -m nistchat.engine.second_dense --index-dir data/index --models-dir data/models \
+    python -m nistchat.engine.index.second --index-dir data/index --models-dir data/models \
         --embedder embeddinggemma-300m        # what the background build runs
 """
 from __future__ import annotations
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .background import AnswerFlag, BackgroundJob
-from .backends.select import local_model_path
+from ..background import AnswerFlag, BackgroundJob
+from ..backends.select import local_model_path
 from .index import EmbeddingCache, build_dense, cache_dir_for, embed_children, text_key
-from .processes import pid_alive
+from ..processes import pid_alive
 
 FAISS_FILE = "dense2.faiss"
 META_FILE = "dense2.json"
@@ -96,7 +96,7 @@ def _build(index_dir: Path, models_dir: Path, name: str, children, state: dict, 
     """`build`'s work, while the job's mark says a background job runs (engine/background.py)."""
     import faiss
 
-    from .backends.embedded import SentenceTransformerEmbedder
+    from ..backends.embedded import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(local_model_path(models_dir, name), name=name)
     cache = EmbeddingCache(EmbeddingCache.path_for(cache_dir_for(index_dir), name, embedder.dim), embedder.dim)
@@ -137,7 +137,7 @@ def query_embedder(path: Path, name: str):
     retrievers (a Runtime.derived for an eval run) search with it."""
     with _EMBEDDERS_LOCK:
         if path not in _EMBEDDERS:
-            from .backends.embedded import SentenceTransformerEmbedder
+            from ..backends.embedded import SentenceTransformerEmbedder
 
             _EMBEDDERS[path] = SentenceTransformerEmbedder(path, name=name)
         return _EMBEDDERS[path]
@@ -239,7 +239,7 @@ def start_build(index_dir: Path, models_dir: Path, name: str, index, *, log=prin
         return None
     log(f"second embedder {name}: building its vectors in the background (status page shows progress)")
     return subprocess.Popen(
-        [sys.executable, "-m", "nistchat.engine.second_dense", "--index-dir", str(index_dir),
+        [sys.executable, "-m", "nistchat.engine.index.second", "--index-dir", str(index_dir),
          "--models-dir", str(models_dir), "--embedder", name, "--max-pause-s", str(max_pause_s)]
         + ([] if yield_to_answers else ["--no-yield"]),
         stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10))
