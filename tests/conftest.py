@@ -48,7 +48,7 @@ def corpus_dir() -> Path:
 @pytest.fixture(scope="session")
 def runtime(corpus_dir):
     """One engine for the whole session, over the real corpus index (built if missing or stale)."""
-    from nistchat.engine.index.index.build import ingest_corpus
+    from nistchat.engine.index.build import ingest_corpus
     from nistchat.engine.runtime import Runtime
 
     settings = make_settings()
@@ -77,7 +77,7 @@ Each widget is reviewed before release and again every quarter.
 def tiny_data(tmp_path_factory, corpus_dir, light_runtime) -> Path:
     """A data dir whose real index has two documents: the corpus's smallest (the CI Profile
     concept note) and EXTRA_DOC, built by the real ingestion with the real embedder."""
-    from nistchat.engine.index.index.build import ingest_corpus
+    from nistchat.engine.index.build import ingest_corpus
 
     root = tmp_path_factory.mktemp("tiny-index")
     corpus = root / "corpus"
@@ -90,7 +90,7 @@ def tiny_data(tmp_path_factory, corpus_dir, light_runtime) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_index(tiny_data):
-    from nistchat.engine.index.index.index import Index
+    from nistchat.engine.index.index import Index
 
     return Index.load(tiny_data / "index")
 
@@ -211,20 +211,3 @@ def client(app):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
-
-
-
-
-@pytest.fixture(scope="session")
-def openai_server(tmp_path_factory):
-    """One real OpenAI-compatible server (`python -m llama_cpp.server`) on the 0.5B weights for the
-    session, on a free loopback port. Tests that stop or kill it start it again before they end."""
-    from nistchat.config import GGUF_MODELS
-    from .openai_server import LlamaCppServer
-
-    gguf = MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]
-    if not gguf.exists():
-        pytest.skip("0.5B reader not installed (make test installs it)")
-    server = LlamaCppServer(gguf, tmp_path_factory.mktemp("llama-server") / "server.log")
-    with server:
-        yield server

@@ -81,7 +81,7 @@ def test_every_evidence_string_sits_in_one_passage_of_the_index(index):
     """A turn whose evidence no passage holds could never hit: its misses would be the set's fault."""
     from nistchat.engine.evaluation.conversations import SET_FILES, load_conversations
     from nistchat.engine.evaluation.retrieval import match_norm
-    from tests.test_test_set import EVAL_DIR
+    from tests.engine.evaluation.test_test_set import EVAL_DIR
 
     hays = [match_norm(p.text) for p in index.parents.values()]
     unreachable = [f"{c.id}.{i}: {e!r}" for f in SET_FILES.values() for c in load_conversations(EVAL_DIR / f)

@@ -5,8 +5,9 @@ import pytest
 
 from nistchat.engine.retrieval.rerank import FALLBACK, rerank
 from nistchat.engine.types import Candidate
+from tests.conftest import MODELS_DIR
 
-MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
+MINILM = MODELS_DIR / "all-MiniLM-L6-v2"
 TEXTS = {"a": "Bananas are yellow fruit.", "b": "Monitoring deployed AI systems for drift.",
          "c": "The AI RMF core has four functions.", "d": "tail item"}
 

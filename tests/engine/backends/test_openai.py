@@ -13,9 +13,9 @@ from nistchat.engine.errors import Interrupted, ModelMissing, TimedOut, Unreacha
 from nistchat.engine.runtime import Runtime
 from nistchat.models import Message
 
-from .conftest import make_settings
-from .openai_server import API_KEY, MODEL_ALIAS, free_port
-from .web_support import admin_status, ask, build_app, served, stored
+from tests.conftest import make_settings
+from tests.openai_server import API_KEY, MODEL_ALIAS, free_port
+from tests.web_support import admin_status, ask, build_app, served, stored
 
 QUESTION = "What are the four functions of the AI RMF Core?"
 HI = [{"role": "user", "content": "Say hello."}]

@@ -1,8 +1,8 @@
 """Consistency checks for the conversation sets (data/eval/conversations_dev.jsonl and the held-out
 conversations_test.jsonl): multi-turn conversations whose follow-ups lean on earlier turns.
 
-Each turn is checked like a question of the office splits (tests/test_golden_set.py and
-tests/test_test_set.py, whose helpers are reused): verbatim evidence within one line of its
+Each turn is checked like a question of the office splits (tests/engine/evaluation/test_golden_set.py and
+tests/engine/evaluation/test_test_set.py, whose helpers are reused): verbatim evidence within one line of its
 documents, no markup, key terms the answer or evidence states. On top: every evidence string
 survives ingestion's word repair (retrieval matches against the repaired passages), ids are unique
 across both splits, no question is shared with another split or set, and each split has every kind
@@ -17,7 +17,7 @@ import pytest
 
 from nistchat.engine.evaluation.conversations import KINDS, SET_FILES
 from nistchat.engine.evaluation.retrieval import match_norm
-from tests.test_golden_set import (
+from tests.engine.evaluation.test_golden_set import (
     ALL_DOCS,
     CORPUS_DIR,
     docs_of,
@@ -30,7 +30,7 @@ from tests.test_golden_set import (
     load_jsonl,
     normalise,
 )
-from tests.test_test_set import EVAL_DIR, KEY_TERMS_MAX
+from tests.engine.evaluation.test_test_set import EVAL_DIR, KEY_TERMS_MAX
 
 MIN_CONVERSATIONS, MIN_TURNS = 40, 100  # both splits together
 MIN_PER_SPLIT = 18

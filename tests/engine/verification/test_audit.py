@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.verification.audit import AuditThresholds, audit
+from tests.conftest import REPO
 
 QUESTION = "What are the functions of the AI RMF Core?"
 FAITHFUL = "The AI RMF Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE."
@@ -58,7 +59,7 @@ def test_the_measured_answer_pairs_are_well_formed():
     same with one fact changed, of each kind of change."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "data" / "eval" / "audit_pairs.jsonl"
+    path = REPO / "data" / "eval" / "audit_pairs.jsonl"
     pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(pairs) >= 30 and len({p["id"] for p in pairs}) == len(pairs)
     assert {p["change"] for p in pairs} == {"number", "function", "document"}

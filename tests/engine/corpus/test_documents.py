@@ -7,7 +7,7 @@ import pytest
 
 from nistchat.engine.corpus.documents import DocumentError, parse_markdown, read_document
 
-from .conftest import SHARED_CORPUS
+from tests.conftest import SHARED_CORPUS
 
 FIXTURE = """\
 # NIST AI 999-1 A Test Publication

@@ -11,9 +11,9 @@ import pytest
 
 from nistchat.engine.evaluation.retrieval import evaluate, load_golden
 from nistchat.engine.runtime import Runtime
-from tests.conftest import MODELS_DIR, make_settings
+from tests.conftest import MODELS_DIR, REPO, make_settings
 
-EVAL_DIR = Path(__file__).resolve().parents[1] / "data" / "eval"
+EVAL_DIR = REPO / "data" / "eval"
 GOLDEN = EVAL_DIR / "golden.jsonl"
 
 

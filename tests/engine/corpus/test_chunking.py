@@ -10,7 +10,7 @@ from nistchat.engine.corpus.documents import parse_markdown, read_document
 from nistchat.engine.text import estimate_tokens
 from nistchat.engine.types import Block, Document
 
-from .conftest import SHARED_CORPUS
+from tests.conftest import SHARED_CORPUS
 from .test_documents import FIXTURE
 
 CONTENT = re.compile(r"^[^\n]*\n", re.S)  # child text = "<doc> | <section>\n" + content

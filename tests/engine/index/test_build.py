@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nistchat.engine.index.index import build as ingest_module
-from nistchat.engine.index.index.index import Index, bm25_tokenize
-from nistchat.engine.index.index.build import IngestError, ingest_corpus
+from nistchat.engine.index import build as ingest_module
+from nistchat.engine.index.index import Index, bm25_tokenize
+from nistchat.engine.index.build import IngestError, ingest_corpus
 
-from .conftest import SHARED_CORPUS, make_settings
-from .test_documents import FIXTURE
+from tests.conftest import SHARED_CORPUS, make_settings
+from tests.engine.corpus.test_documents import FIXTURE
 
 CATEGORIES = ("Functionality", "Operational", "Human Factors", "Security", "Compliance", "Large-Scale Impacts")
 
@@ -251,10 +251,10 @@ def test_corpus_download_without_network_says_so(tmp_path, monkeypatch):
     from nistchat.engine.corpus import download
     from nistchat.engine.runtime import Runtime
 
-    assert len(corpus_download.OFFICIAL_PDFS) == 7  # the seven publications, one without a direct address
-    assert sum(url is None for url in corpus_download.OFFICIAL_PDFS.values()) == 1
+    assert len(download.OFFICIAL_PDFS) == 7  # the seven publications, one without a direct address
+    assert sum(url is None for url in download.OFFICIAL_PDFS.values()) == 1
     unreachable = {"NIST.AI.100-1.pdf": "http://127.0.0.1:9/NIST.AI.100-1.pdf", "Concept-Note.pdf": None}
-    monkeypatch.setattr(corpus_download, "OFFICIAL_PDFS", unreachable)
+    monkeypatch.setattr(download, "OFFICIAL_PDFS", unreachable)
     rt = Runtime(make_settings(tmp_path, data_dir=tmp_path / "data"))
     result = CliRunner().invoke(main, ["corpus", "download", "--dest", str(tmp_path / "pdfs"), "--timeout", "2"], obj=rt)
     assert result.exit_code == 1

@@ -10,8 +10,9 @@ from nistchat.config import ConfigError, RetrievalSettings, load_settings, updat
 from nistchat.engine.retrieval.retriever import TIMING_KEYS, FastBM25, Retriever
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Retrieval
+from tests.conftest import MODELS_DIR
 
-MINILM = Path(__file__).resolve().parents[1] / "data" / "models" / "all-MiniLM-L6-v2"
+MINILM = MODELS_DIR / "all-MiniLM-L6-v2"
 
 
 class Models:
@@ -115,7 +116,7 @@ def test_reranker_plumbing_with_a_real_checkpoint(runtime):
 
 
 def test_fast_bm25_matches_rank_bm25(runtime):
-    from nistchat.engine.index.index.index import bm25_tokenize
+    from nistchat.engine.index.index import bm25_tokenize
 
     bm25 = runtime.index.bm25
     fast = FastBM25(bm25)

@@ -2,7 +2,7 @@
 and the second dev split (data/eval/dev_office.jsonl).
 
 The golden set and dev_office.jsonl are tuned on (dev); test.jsonl measures how the engine generalises
-and must never be tuned on. Both office splits follow the golden-set rules (tests/test_golden_set.py,
+and must never be tuned on. Both office splits follow the golden-set rules (tests/engine/evaluation/test_golden_set.py,
 whose helpers are reused here) plus their own: office-user categories, `doc` may name two documents,
 `key_terms` that a correct answer must contain, and no question shared with another split. Question
 texts and ids live only in the JSONL.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.test_golden_set import (
+from tests.engine.evaluation.test_golden_set import (
     ALL_DOCS,
     REPO_ROOT,
     REQUIRED_FIELDS,

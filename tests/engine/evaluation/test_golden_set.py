@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 GOLDEN_PATH = REPO_ROOT / "data" / "eval" / "golden.jsonl"
 CORPUS_DIR = Path(
     os.environ.get(
         "NISTCHAT_CORPUS_DIR",
-        str(Path(__file__).resolve().parents[2] / "shared" / "corpus" / "markdown"),
+        str(REPO_ROOT.parent / "shared" / "corpus" / "markdown"),
     )
 )
 
@@ -57,7 +57,7 @@ def normalise(text: str) -> str:
 
 
 def load_jsonl(path: Path) -> list[dict]:
-    """One record per non-blank line; shared with the other eval splits (tests/test_test_set.py)."""
+    """One record per non-blank line; shared with the other eval splits (tests/engine/evaluation/test_test_set.py)."""
     records = []
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):

@@ -12,7 +12,7 @@ from nistchat.engine.answer.smalltalk import KINDS, NIST, load_examples
 from nistchat.engine.evaluation import smalltalk as st
 from nistchat.models import Message
 
-from .web_support import build_app, ndjson, stored
+from tests.web_support import build_app, ndjson, stored
 
 
 @pytest.fixture(scope="module")

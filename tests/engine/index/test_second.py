@@ -13,12 +13,12 @@ import time
 
 import pytest
 
-from nistchat.engine.index.index import second
+from nistchat.engine.index import second
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.index.index.second import (META_FILE, PROGRESS_FILE, SecondDense, build, needs_build,
+from nistchat.engine.index.second import (META_FILE, PROGRESS_FILE, SecondDense, build, needs_build,
                                           start_build)
 
-from .conftest import MODELS_DIR, make_settings
+from tests.conftest import MODELS_DIR, make_settings
 
 SECOND = "all-MiniLM-L6-v2"
 
@@ -32,7 +32,7 @@ def data(tiny_data, tmp_path):
 
 @pytest.fixture(autouse=True)
 def look_at_once(monkeypatch):
-    monkeypatch.setattr(second_dense, "CHECK_EVERY_S", 0.0)  # look for a finished build on every call
+    monkeypatch.setattr(second, "CHECK_EVERY_S", 0.0)  # look for a finished build on every call
 
 
 def runtime_over(data, light_runtime, name=SECOND) -> Runtime:
@@ -99,7 +99,7 @@ def test_serve_builds_it_in_a_low_priority_child_process(data, light_runtime):
 
 
 def test_status_shows_whether_it_is_in_use_and_the_build_progress(data, light_runtime, tmp_path):
-    from .web_support import build_app, login
+    from tests.web_support import build_app, login
 
     rt = runtime_over(data, light_runtime)
     app = build_app(tmp_path / "site", rt)
@@ -136,7 +136,7 @@ def test_a_broken_second_model_costs_its_list_not_the_answer(data, light_runtime
     def broken(*_args, **_kwargs):
         raise OSError("model.safetensors is truncated")
 
-    monkeypatch.setattr(second_dense, "query_embedder", broken)
+    monkeypatch.setattr(second, "query_embedder", broken)
     r = rt.retrieve("How are widgets reviewed before release?")
     assert r.passages and "model.safetensors is truncated" in r.trace.stage("dense2").note
     assert "it failed" in rt.retriever.second.reason
@@ -149,7 +149,7 @@ def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did
     from nistchat.engine.background import AnswerFlag
     from nistchat.engine.backends.queue import ReaderQueue
 
-    monkeypatch.setattr(second_dense, "BATCH", 1)  # the tiny index has few children: pause after the first
+    monkeypatch.setattr(second, "BATCH", 1)  # the tiny index has few children: pause after the first
     queue = ReaderQueue()
     queue.on_chat_active(AnswerFlag(data / "index").set)
     ticket = queue.take("someone")  # a person's question waits for the reader: the flag is up
@@ -163,7 +163,7 @@ def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did
         progress: dict = {}
         while time.monotonic() < deadline and not progress.get("paused"):
             time.sleep(0.05)
-            progress = second_dense.read_json(data / "index" / PROGRESS_FILE)
+            progress = second.read_json(data / "index" / PROGRESS_FILE)
         assert progress.get("paused") and progress["done"] < progress["total"]
         line = SecondDense(None, data / "index", MODELS_DIR, SECOND).progress_line()
         assert "paused while an answer is written" in line

@@ -10,7 +10,7 @@ from nistchat.engine.corpus import documents
 from nistchat.engine.corpus.documents import parse_markdown, read_document
 from nistchat.engine.corpus.wordfix import WordRepair
 
-from .conftest import SHARED_CORPUS
+from tests.conftest import SHARED_CORPUS
 
 # A small document that uses its own vocabulary often enough for the rules to trust it.
 USAGE = """
