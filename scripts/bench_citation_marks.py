@@ -16,7 +16,7 @@ import sys
 import time
 
 from nistchat.config import load_settings
-from nistchat.engine.verification.citations import has_mark
+from nistchat.engine.verification import has_mark
 from nistchat.engine.runtime import Runtime
 from nistchat.evals.store import load_sets
 

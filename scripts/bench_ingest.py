@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from nistchat.config import load_settings
-from nistchat.engine.index.build import ingest_corpus
+from nistchat.engine.index import ingest_corpus
 from nistchat.engine.runtime import Runtime
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from nistchat.config import PROJECT_ROOT, load_settings
-from nistchat.engine.evaluation.retrieval import evaluate, load_golden
+from nistchat.engine.evaluation import evaluate, load_golden
 from nistchat.engine.runtime import Runtime
 
 

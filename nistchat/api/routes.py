@@ -12,7 +12,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, stream_wit
 from ..chat.service import ask_rate_limit, busy_status, check_docs, check_question, submit
 from ..chat.store import visible_conversation
 from ..audit.service import check_audit, run_audit
-from ..engine.backends.queue import QueueFull
+from ..engine.backends import QueueFull
 from ..extensions import app_runtime
 from ..history.service import history_page
 from ..logs.export import BadRange, date_range, jsonl, log_scope, records

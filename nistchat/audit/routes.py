@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 
 from ..chat.service import ask_rate_limit, busy_status, check_docs, document_choices
-from ..engine.verification.audit import AuditThresholds, METHOD
-from ..engine.backends.queue import QueueFull
+from ..engine.verification import AuditThresholds, METHOD
+from ..engine.backends import QueueFull
 from .service import check_audit, run_audit
 
 bp = Blueprint("audit", __name__)

@@ -8,7 +8,7 @@ import time
 from flask import current_app
 
 from ..auth import owner_id
-from ..engine.verification.audit import audit
+from ..engine.verification import audit
 from ..extensions import app_runtime, db
 from ..logs import daily
 from ..models import Conversation, Message, Timing, utcnow

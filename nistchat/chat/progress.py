@@ -17,7 +17,7 @@ def p80(samples: list[float]) -> float:
 def risk_class(question: str) -> str:
     """HIGH/LOW by the engine's own table, so the bar matches the pipeline's decision."""
     try:
-        from ..engine.answer.risk import RiskTable
+        from ..engine.retrieval import RiskTable
         return RiskTable.from_settings(current_app.config["SETTINGS"]).classify(question).level
     except Exception:  # the classifier is optional for the bar; LOW is the cheaper guess
         return "LOW"

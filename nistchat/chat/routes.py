@@ -6,7 +6,7 @@ from flask import (Blueprint, Response, abort, current_app, redirect, render_tem
                    stream_with_context, url_for)
 
 from ..auth import is_admin, owner_id
-from ..engine.backends.queue import QueueFull
+from ..engine.backends import QueueFull
 from ..extensions import app_runtime, db
 from ..models import Message
 from ..topics.questions import find_topic, load

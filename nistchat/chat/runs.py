@@ -14,7 +14,7 @@ from typing import Iterator
 from flask import Flask
 
 from ..engine.errors import BackendError, IndexMissing
-from ..engine.backends.queue import Ticket
+from ..engine.backends import Ticket
 from ..logs import daily
 from .store import engine_history, finish_message
 

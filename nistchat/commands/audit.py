@@ -37,7 +37,7 @@ def _print(result) -> None:
               help="JSON lines of {question, faithful, changed}: report how often the faithful answer scores higher.")
 def audit(question: str, answer: str, as_json: bool, docs: tuple[str, ...], no_judge: bool, pairs: Path | None) -> None:
     """Check a pasted ANSWER against the NIST publications, sentence by sentence, with a trust score."""
-    from ..engine.verification.audit import audit as run_audit, measure_pairs
+    from ..engine.verification import audit as run_audit, measure_pairs
 
     runtime = cli_runtime()
     with friendly_errors():

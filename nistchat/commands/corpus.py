@@ -21,7 +21,7 @@ def corpus() -> None:
 @click.option("--force", is_flag=True, help="Download again even if the file is already there.")
 def download(dest: Path | None, timeout_s: float, force: bool) -> None:
     """Download the seven NIST publications (where there is internet)."""
-    from ..engine.corpus.download import download_corpus
+    from ..engine.corpus import download_corpus
 
     dest = dest or cli_runtime().settings.corpus
     try:

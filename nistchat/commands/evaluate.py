@@ -117,7 +117,7 @@ def with_common(f):
 def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, overrides, note) -> None:
     """Evidence-hit@k, MRR, per category and latency for hybrid, dense-only and BM25-only; dev and
     test side by side. Stored as a run unless --no-store."""
-    from ..engine.evaluation.retrieval import MODES, format_sets
+    from ..engine.evaluation import MODES, format_sets
     from ..evals.store import execute
 
     runtime = run_runtime(parse_overrides(overrides))
@@ -172,7 +172,7 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
     evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side."""
-    from ..engine.evaluation.conversations import format_table, load_conversations, resolve_sets, run_conversations
+    from ..engine.evaluation import format_conversations as format_table, load_conversations, resolve_conversation_sets as resolve_sets, run_conversations
     from ..evals.store import eval_dirs, store_conversations
 
     runtime = run_runtime(parse_overrides(overrides))
@@ -204,7 +204,7 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
 
 def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:
     from ..config import RULES, rule_off
-    from ..engine.evaluation.retrieval import ablate, format_ablation, load_golden, resolve_sets
+    from ..engine.evaluation import ablate, format_ablation, load_golden, resolve_sets
     from ..evals.store import eval_dirs
 
     try:
@@ -287,7 +287,7 @@ def runs(as_json: bool, last: int) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The comparison as one JSON object.")
 def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
     """Per-metric change from run A to run B (95 % interval, flips) and the questions that changed."""
-    from ..engine.evaluation.report import compare as compare_runs, format_compare
+    from ..engine.evaluation import compare as compare_runs, format_compare
     from ..evals.store import run_dict
     from ..extensions import db
     from ..models import EvalRun
@@ -316,7 +316,7 @@ def compare(a: int, b: int, mixed_judges: bool, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per split.")
 def smalltalk(spec: str, sweep: bool, as_json: bool) -> None:
     """How the small-talk classifier separates small talk from NIST questions (false positives first)."""
-    from ..engine.evaluation import smalltalk as st
+    from ..engine.evaluation import load_smalltalk_split, measure_smalltalk, sweep_smalltalk
     from ..config import PROJECT_ROOT
 
     runtime = cli_runtime()
@@ -325,7 +325,7 @@ def smalltalk(spec: str, sweep: bool, as_json: bool) -> None:
         raise click.ClickException("small talk is off ([small_talk] enabled = false) or no embedder loads")
     eval_dir = PROJECT_ROOT / "data" / "eval"
     if sweep:
-        grid = st.sweep(classifier, st.load_split("dev", eval_dir), [0.3 + 0.02 * i for i in range(21)],
+        grid = sweep_smalltalk(classifier, load_smalltalk_split("dev", eval_dir), [0.3 + 0.02 * i for i in range(21)],
                         [0.0, 0.02, 0.05, 0.08, 0.1, 0.15])
         for r in grid[:10]:
             click.echo(f"min_score {r.min_score:.2f} margin {r.margin:.2f}: caught {r.caught}/{r.small_talk}, "
@@ -333,7 +333,7 @@ def smalltalk(spec: str, sweep: bool, as_json: bool) -> None:
                        f"{r.questions_fp}/{r.questions} questions")
         return
     for name in (("dev", "test") if spec == "both" else (spec,)):
-        report = st.measure(classifier, st.load_split(name, eval_dir))
+        report = measure_smalltalk(classifier, load_smalltalk_split(name, eval_dir))
         if as_json:
             print_json(report.to_dict())
             continue

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..engine.backends.embedded import limit_torch_threads
+from ..engine.backends import limit_torch_threads
 from .common import friendly_errors, cli_runtime
 
 
@@ -20,7 +20,7 @@ from .common import friendly_errors, cli_runtime
                                               "in the background).")
 def ingest(corpus: Path | None, rebuild: bool, quiet: bool, second: bool) -> None:
     """Read the corpus into parents/children, embed (cached) and write the dense + BM25 index."""
-    from ..engine.index.build import IngestError, ingest_corpus
+    from ..engine.index import IngestError, ingest_corpus
 
     runtime = cli_runtime()
     settings = runtime.settings
@@ -52,8 +52,8 @@ def ingest(corpus: Path | None, rebuild: bool, quiet: bool, second: bool) -> Non
 
 
 def _second(settings, index) -> None:
-    from ..engine.backends.select import local_model_path
-    from ..engine.index.second import build, needs_build
+    from ..engine.backends import local_model_path
+    from ..engine.index import build_second as build, needs_build
 
     name = settings.retrieval.second_embedder
     if not name:

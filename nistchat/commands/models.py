@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from ..engine.errors import BackendError
-from ..engine.backends.provision import GGUF_PACKAGES, OPTIONAL_EMBEDDERS, ProvisionError, install_defaults
-from ..engine.backends.select import ROLES
+from ..engine.backends import GGUF_PACKAGES, OPTIONAL_EMBEDDERS, ProvisionError, install_defaults
+from ..engine.backends import ROLES
 from .common import cli_runtime, print_json
 from .serve import self_test_lines
 

@@ -47,7 +47,7 @@ def _self_test(runtime) -> None:
 def _build_second_dense(runtime) -> None:
     """The second embedder's vectors, in a low-priority child process when missing or stale
     (engine/index/second.py); retrieval starts using them when they are written."""
-    from ..engine.index.second import start_build
+    from ..engine.index import start_build
 
     settings = runtime.settings
     name = settings.retrieval.second_embedder

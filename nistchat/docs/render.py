@@ -20,10 +20,10 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..engine.corpus.catalog import DocEntry, documents
+from ..engine.corpus import DocEntry, documents
 from ..engine.text import split_sentences
 from ..engine.types import Parent
-from ..engine.verification.verify import best_matches
+from ..engine.verification import best_matches
 
 MARK_START, MARK_END = "\ue000", "\ue001"  # private-use sentinels: no corpus text carries them
 ALLOWED_TAGS = {"p", "br", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "table", "thead",

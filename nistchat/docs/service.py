@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import current_app
 
-from ..engine.corpus.catalog import DocEntry
+from ..engine.corpus import DocEntry
 from ..engine.errors import IndexMissing
-from ..engine.index.store import StoreError
+from ..engine.index import StoreError
 from ..extensions import app_runtime
 from .render import Library, library_for
 

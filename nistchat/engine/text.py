@@ -161,3 +161,26 @@ def ngrams(words: list[str], n: int = 3, *, short_whole: bool = False) -> list[t
     if short_whole and 0 < len(words) < n:
         return [tuple(words)]
     return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+
+# -- user text as data in a prompt (the question, past turns, passages)
+_CITATION = re.compile(r"\[\s*(\d{1,6})\s*\]")
+_LABEL = re.compile(r"(?i)\b(context|question|passages?|document|claim|answer|earlier in this conversation)\s*:")
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(passages|conversation)\s*>", re.I)
+
+
+def unblock(text: str) -> str:
+    """No text can open or close one of the prompt's blocks: `</passages>` becomes `‹/passages›`."""
+    return _BLOCK_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", text)
+
+
+def unlabel(text: str) -> str:
+    """No text can start a section of the prompt: `Question:` becomes `Question -`."""
+    return unblock(_LABEL.sub(lambda m: f"{m.group(1)} -", text))
+
+
+def neutralise(text: str) -> str:
+    """User text as data: `[3]` becomes `(3)`, `Context:` becomes `Context -`, block tags are
+    broken. Used on the question and on the conversation window fed back to the reader (whose
+    old citation numbers mean other passages now)."""
+    return unlabel(_CITATION.sub(r"(\1)", text))

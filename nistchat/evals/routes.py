@@ -12,7 +12,7 @@ from flask import Blueprint, Response, abort, current_app, redirect, render_temp
 
 from ..auth import admin_required
 from ..config import ConfigError
-from ..engine.evaluation.report import STAGES, compare, judges_of
+from ..engine.evaluation import STAGES, compare, judges_of
 from ..extensions import app_runtime, db
 from ..models import EvalRun
 from ..web import clean_text, db_int, is_htmx

@@ -17,9 +17,9 @@ from pathlib import Path
 from flask import Flask
 
 from ..config import PROJECT_ROOT
-from ..engine.evaluation.answers import run_answers, subset
-from ..engine.evaluation.report import config_snapshot, headline
-from ..engine.evaluation.retrieval import MODES, SET_SPECS, evaluate, load_golden, resolve_sets  # SET_SPECS: for the page
+from ..engine.evaluation import run_answers, subset
+from ..engine.evaluation import config_snapshot, headline
+from ..engine.evaluation import MODES, SET_SPECS, evaluate, load_golden, resolve_sets  # SET_SPECS: for the page
 from ..engine.processes import pid_alive
 from ..extensions import db
 from ..models import EvalItem, EvalRun, utcnow

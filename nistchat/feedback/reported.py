@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.evaluation.retrieval import SET_FILES, match_norm
+from ..engine.evaluation import SET_FILES, match_norm
 from ..extensions import db
 from ..models import Feedback, ReportedItem
 from ..web import clean_text

@@ -18,7 +18,7 @@ from ..errors import BackendError, IndexMissing
 from .generate import stream_answer
 from .prompt import build_messages, fit_passages
 from ..backends.queue import ReaderQueue, Ticket
-from .risk import Risk, classify
+from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Event, Passage, Trace, Verdict
 from ..verification.verify import (count_mismatch, restates_question, says_dont_know, should_retry,

@@ -11,9 +11,7 @@ The prompt is kept short on purpose: on a CPU the prompt is most of the time to 
 """
 from __future__ import annotations
 
-import re
-
-from ..text import count_tokens
+from ..text import count_tokens, neutralise, unlabel
 from ..types import Passage
 
 SYSTEM_PROMPT = (
@@ -30,28 +28,6 @@ RETRY_INSTRUCTION = (
 
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
-
-_CITATION = re.compile(r"\[\s*(\d{1,6})\s*\]")
-_LABEL = re.compile(r"(?i)\b(context|question|passages?|document|claim|answer|earlier in this conversation)\s*:")
-_BLOCK_TAG = re.compile(r"<\s*/?\s*(passages|conversation)\s*>", re.I)
-
-
-def unblock(text: str) -> str:
-    """No text can open or close one of the prompt's blocks: `</passages>` becomes `‹/passages›`."""
-    return _BLOCK_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", text)
-
-
-def unlabel(text: str) -> str:
-    """No text can start a section of the prompt: `Question:` becomes `Question -`."""
-    return unblock(_LABEL.sub(lambda m: f"{m.group(1)} -", text))
-
-
-def neutralise(text: str) -> str:
-    """User text as data: `[3]` becomes `(3)`, `Context:` becomes `Context -`, block tags are
-    broken. Used on the question and on the conversation window fed back to the reader (whose
-    old citation numbers mean other passages now)."""
-    return unlabel(_CITATION.sub(r"(\1)", text))
-
 
 def passage_header(n: int, p: Passage) -> str:
     """'[n] doc title — section (p. X)': enough for the reader to cite, short enough to be cheap."""

@@ -110,7 +110,7 @@ def asks_definition(text: str) -> bool:
 
 def wants_list(text: str) -> bool:
     """A list or enumeration question, by the risk table's own patterns (one definition of "list")."""
-    from ..answer.risk import classify
+    from .risk import classify
 
     risk = classify(text)
     return risk.is_list or "enumeration" in risk.kinds

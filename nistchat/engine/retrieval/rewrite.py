@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import BackendError
-from ..answer.prompt import neutralise
+from ..text import neutralise
 
 REWRITE_PROMPT = ("Write two sentences from a NIST AI risk management document that answer the question. "
                   "Use the formal terms such documents use. No preamble.")

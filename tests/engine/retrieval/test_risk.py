@@ -2,7 +2,7 @@
 import pytest
 
 from nistchat.config import load_settings
-from nistchat.engine.answer.risk import DEFAULT_PATTERNS, RiskTable, classify
+from nistchat.engine.retrieval.risk import DEFAULT_PATTERNS, RiskTable, classify
 
 
 @pytest.mark.parametrize("question, kind", [
