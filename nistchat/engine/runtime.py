@@ -63,13 +63,20 @@ class Runtime:
 
     @property
     def retriever(self):
-        from .retrieval.rewrite import Rewriter
-        from .retrieval.retriever import Retriever
+        from .index import SecondDense
+        from .retrieval import Retriever, Rewriter
 
         with self._lock:
             if self._retriever is None:
-                self._retriever = Retriever(self.index, self.models, self.settings,
-                                            rewriter=Rewriter(self.models, self.queue))
+                index, models, settings = self.index, self.models, self.settings
+
+                def second(name: str) -> SecondDense:
+                    return SecondDense(index, settings.index_dir, settings.models_dir, name,
+                                       embedder=lambda: models.second_embedder(name))
+
+                self._retriever = Retriever(index, settings, embedder=models.embedder, reranker=models.reranker,
+                                            reranker_missing=models.reranker_missing,
+                                            rewriter=Rewriter(models.reader, self.queue), second=second)
             return self._retriever
 
     @property

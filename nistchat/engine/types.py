@@ -5,10 +5,13 @@ tests can show any stage's output without knowing how it was made.
 """
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 Kind = Literal["prose", "table", "figure", "list"]
+Ranked = list[tuple[str, float]]  # one search's children, best first: (child id, score)
 
 
 @dataclass
@@ -116,6 +119,21 @@ class Trace:
 
     def stage(self, name: str) -> StageTrace | None:
         return next((s for s in self.stages if s.name == name), None)
+
+    @contextlib.contextmanager
+    def timed(self, name: str, note: str = "") -> Iterator[StageTrace]:
+        """Time the block as stage `name` and add it when the block ends; the block fills in the
+        stage's items and note. One timer for every stage, instead of one written per stage."""
+        stage = StageTrace(name, 0.0, [], note)
+        start = time.perf_counter()
+        yield stage
+        stage.ms = round((time.perf_counter() - start) * 1000, 2)
+        self.stages.append(stage)
+
+    def ms(self, name: str) -> float:
+        """The stage's time (0.0 when it did not run)."""
+        stage = self.stage(name)
+        return stage.ms if stage else 0.0
 
     def to_dict(self) -> dict:
         return {"stages": [asdict(s) for s in self.stages], "notes": list(self.notes)}

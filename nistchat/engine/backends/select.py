@@ -15,7 +15,7 @@ from ...config import Settings
 from . import ollama as ollama_backend
 from . import openai as openai_backend
 from ..errors import BackendError, ModelMissing, Unreachable
-from .base import PREFILL_PROBE_MESSAGES, SELF_TEST_MESSAGES, Pace
+from .base import PREFILL_PROBE_MESSAGES, SELF_TEST_MESSAGES, Embedder, Pace, Reader, Reranker, Verifier
 
 ROLES = ("embedder", "reranker", "reader", "verifier")
 RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after this (a short outage heals)
@@ -67,6 +67,7 @@ class ModelRegistry:
         self.settings = settings
         self._lock = threading.RLock()
         self._models: dict[str, object] = {}
+        self._second: dict[str, Embedder] = {}
         self._errors: dict[str, tuple[BackendError, float]] = {}
         self.states = self._plan()
         self.self_test_result: dict = {"state": "not run"}
@@ -231,6 +232,34 @@ class ModelRegistry:
             self.states[role].loaded = True
             self.states[role].error = ""
             return model
+
+    # -- typed getters: what a stage is handed (bound methods load the model on first use)
+    def embedder(self) -> Embedder:
+        return self.get("embedder")
+
+    def reranker(self) -> Reranker | None:
+        """None when no reranker can be served (`reason_missing("reranker")` says why)."""
+        return self.optional("reranker")
+
+    def reranker_missing(self) -> str:
+        return self.reason_missing("reranker")
+
+    def reader(self) -> Reader:
+        return self.get("reader")
+
+    def verifier(self) -> Verifier:
+        return self.get("verifier")
+
+    def second_embedder(self, name: str) -> Embedder:
+        """The second embedder's model for questions, loaded once per process however many
+        retrievers (a Runtime.derived for an eval run) search with it."""
+        with self._lock:
+            if name not in self._second:
+                from .embedded import SentenceTransformerEmbedder
+
+                self._second[name] = SentenceTransformerEmbedder(local_model_path(self.settings.models_dir, name),
+                                                                 name=name)
+            return self._second[name]
 
     def reader_pace(self) -> dict:
         """For /status: the reader's measured prefill rate and first-token limits, and the threads it

@@ -18,7 +18,8 @@ from typing import Callable
 
 from ..corpus.chunking import ChunkConfig, chunk_document
 from ..corpus.documents import SUPPORTED_SUFFIXES, DocumentError, read_document, sha256_bytes
-from .index import EmbeddingCache, Index, build_dense, cache_dir_for, embed_children, write_dense
+from .dense import build_dense, write_dense
+from .index import EmbeddingCache, Index, cache_dir_for, embed_children
 from ..processes import pid_alive
 from .store import ChildStore, ParentStore, load_manifest, save_manifest
 from ..types import Child, Parent

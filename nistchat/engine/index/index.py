@@ -1,4 +1,5 @@
-"""The searchable index: stores + dense FAISS index + BM25, and the embedding cache.
+"""The searchable index: stores + dense FAISS index + BM25 (`dense.py`, `sparse.py`), and the
+embedding cache.
 
 `Index.load(index_dir)` gives everything retrieval needs:
   parents (id -> Parent), children (row order), child_row (id -> row), dense (faiss.IndexFlatIP
@@ -19,54 +20,10 @@ from typing import Callable
 
 import numpy as np
 
+from .dense import DENSE_FILE, DenseSearch
+from .sparse import SparseSearch, bm25_tokenize
 from .store import CHILDREN_FILE, MANIFEST_FILE, PARENTS_FILE, ChildStore, ParentStore, StoreError, load_manifest
 from ..types import Child, Parent
-
-DENSE_FILE = "dense.faiss"
-
-STOPWORDS = frozenset("""
-a an and are as at be been being but by can could did do does for from had has have how i if in into is it
-its of on or our should so such than that the their them then there these they this those to was we were
-what when where which while who whom why will with would you your also may must not no nor any all each
-""".split())
-
-# Identifiers that must survive tokenisation intact: "GOVERN 1.2", "MAP 5.1", "PW.1.1", "GV-1.1-001",
-# "DP-SGD", "800-218A", "NIST AI 600-1".
-_FUNCTION_ID = re.compile(r"\b(govern|map|measure|manage|gv|mp|ms|mg)\s+(\d+(?:\.\d+)*)\b", re.I)
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._\-/][a-z0-9]+)*", re.I)
-
-
-def bm25_tokenize(text: str) -> list[str]:
-    """Lowercase word tokens; identifiers kept whole, plus their parts.
-
-    "GOVERN 1.2" -> "govern", "1.2", "govern_1.2"; "PW.1.1" -> "pw.1.1", "pw", "1.1";
-    "DP-SGD" -> "dp-sgd", "dp", "sgd", "dpsgd". Stopwords dropped; single letters dropped.
-    Hyphenated words also yield their joined form, because PDF-to-text conversion joins words
-    broken across lines ("postdeployment", "thirdparty") while users type the hyphen.
-    """
-    tokens: list[str] = []
-    for m in _FUNCTION_ID.finditer(text):
-        tokens.append(f"{m.group(1).lower()}_{m.group(2)}")
-    for m in _TOKEN.finditer(text):
-        tok = m.group(0).lower().strip("._-/")
-        if not tok:
-            continue
-        if re.search(r"[._\-/]", tok):
-            tokens.append(tok)
-            parts = [p for p in re.split(r"[._\-/]", tok) if p]
-            # keep the numeric tail joined ("pw.1.1" -> "1.1") so "1.1" queries match
-            num = re.search(r"(\d+(?:\.\d+)+)$", tok)
-            if num and num.group(1) != tok:
-                tokens.append(num.group(1))
-            tokens.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and not p.isdigit())
-            if "-" in tok and re.fullmatch(r"[a-z]+(?:-[a-z]+)+", tok):
-                tokens.append(tok.replace("-", ""))  # "post-deployment" also as "postdeployment"
-            continue
-        if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
-            continue
-        tokens.append(tok)
-    return tokens
-
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -163,21 +120,6 @@ def embed_children(children: list[Child], embedder, cache: EmbeddingCache, *, pr
     return matrix, len(children) - len(missing), len(missing)
 
 
-def build_dense(vectors: np.ndarray):
-    import faiss
-
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    if len(vectors):
-        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return index
-
-
-def write_dense(index, index_dir: Path) -> None:
-    import faiss
-
-    faiss.write_index(index, str(Path(index_dir) / DENSE_FILE))
-
-
 class Index:
     """A loaded, read-only index (see module docstring for the attributes)."""
 
@@ -192,6 +134,9 @@ class Index:
         self.bm25_rows = [i for i, c in enumerate(children) if c.in_bm25]
         corpus = [bm25_tokenize(children[i].text) for i in self.bm25_rows]
         self.bm25 = BM25Okapi(corpus) if corpus else None
+        ids = [c.id for c in children]
+        self.dense_search = DenseSearch(dense, ids)
+        self.sparse_search = SparseSearch(self.bm25, self.bm25_rows, ids)
 
     @staticmethod
     def exists(index_dir: Path) -> bool:

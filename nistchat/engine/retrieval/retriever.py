@@ -1,71 +1,37 @@
-"""The retriever: query -> dense + BM25 -> RRF -> rerank -> caps + parent expansion -> Passages.
+"""The retriever: query -> dense + BM25 + exact (+ second embedder, rewrite) -> RRF -> rerank ->
+caps + parent expansion -> Passages.
 
-Each stage is a small module (query, fusion, rerank, expand); this one runs them in order, times
-them, and records every stage's candidates and scores in the Trace so `nistchat diagnose` can
-replay a retrieval. Depths, weights, caps and the rerank window are settings (`[retrieval]` in
-instance/config.toml, `config.RetrievalSettings`), never per-question rules.
+Each stage is a module of its own (query, the index's dense and sparse searches, exact, fusion,
+rerank, expand); this one wires them in order and records every stage's candidates, scores and
+time in the Trace so `nistchat diagnose` can replay a retrieval. Depths, weights, caps and the
+rerank window are settings (`[retrieval]` in instance/config.toml, `config.RetrievalSettings`),
+never per-question rules.
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-
-import numpy as np
+from typing import Callable
 
 from ...config import RetrievalSettings, Settings, updated
-from . import fusion
+from ..backends.base import Embedder, Reranker
 from ..corpus.catalog import Catalog
+from ..index import Index, SecondDense
+from ..index.sparse import bm25_tokenize
+from ..text import count_tokens
+from ..types import Candidate, Ranked, Retrieval, Trace
+from . import fusion
+from .exact import ExactSearch
 from .expand import ExpandConfig, expand
 from .query import Query, prepare
 from .rerank import rerank
-from ..text import count_tokens, identifier_regex
-from ..types import Candidate, Retrieval, Trace
+from .rewrite import Rewriter
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
-TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")  # the CLI contract (DESIGN.md);
+TIMING_KEYS = ("embed", "dense", "bm25", "fuse", "rerank", "expand", "total")  # the CLI contract (docs/api.md);
 # the optional stages (dense2, rewrite) carry their time in the trace, and "total" includes it
-
-
-class FastBM25:
-    """BM25Okapi scores from rank_bm25's own statistics, via an inverted index.
-
-    rank_bm25's get_scores walks every document in Python for every query token (tens of ms on
-    this corpus); postings with precomputed per-document term weights give identical scores with
-    one numpy scatter-add per query token.
-    """
-
-    def __init__(self, bm25):
-        self.n = len(bm25.doc_freqs)
-        k1, b, avgdl = bm25.k1, bm25.b, bm25.avgdl
-        rows: dict[str, list[int]] = {}
-        tfs: dict[str, list[float]] = {}
-        norms = [k1 * (1 - b + b * dl / avgdl) for dl in bm25.doc_len]
-        for i, freqs in enumerate(bm25.doc_freqs):
-            for term, tf in freqs.items():
-                rows.setdefault(term, []).append(i)
-                tfs.setdefault(term, []).append(tf * (k1 + 1) / (tf + norms[i]))
-        self.postings = {t: (np.asarray(rows[t], dtype=np.int64),
-                             np.asarray(tfs[t], dtype=np.float64) * (bm25.idf.get(t) or 0.0)) for t in rows}
-
-    def scores(self, tokens: list[str]) -> np.ndarray:
-        out = np.zeros(self.n, dtype=np.float64)
-        for tok in tokens:  # repeated tokens count again, as in BM25Okapi
-            post = self.postings.get(tok)
-            if post is not None:
-                np.add.at(out, post[0], post[1])
-        return out
-
-
-def _top(scores: np.ndarray, depth: int) -> list[int]:
-    depth = min(depth, len(scores))
-    if depth <= 0:
-        return []
-    idx = np.argpartition(-scores, depth - 1)[:depth]
-    return [int(i) for i in idx[np.lexsort((idx, -scores[idx]))] if scores[i] > 0]
-
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -87,107 +53,173 @@ def unknown_docs_message(docs, known: list[str]) -> str:
 
 
 class Retriever:
-    """One per process (Runtime holds it); stateless per call, so safe to share across threads."""
+    """One per process (Runtime holds it); stateless per call, so safe to share across threads.
 
-    def __init__(self, index, models, settings: Settings, config: RetrievalSettings | None = None,
-                 rewriter=None):
-        """`rewriter(question, settings) -> query_rewrite.Rewrite` writes the passage searched when
-        first-pass retrieval is weak and `[retrieval.rewrite] enabled` (None: never rewrite)."""
-        from ..index.index import bm25_tokenize
+    Handed what it needs: the index, getters for the embedder and the reranker (models load on
+    first use; the reranker getter returns None, with `reranker_missing()` saying why, when none
+    can be served), the rewriter (None: never rewrite) and the second embedder's list (None: off)."""
 
-        self.rewriter = rewriter
-        self.index = index
-        self.models = models
-        self.settings = settings
+    def __init__(self, index: Index, settings: Settings, *, embedder: Callable[[], Embedder],
+                 reranker: Callable[[], Reranker | None] = lambda: None,
+                 reranker_missing: Callable[[], str] = lambda: "no reranker configured",
+                 rewriter: Rewriter | None = None, second: Callable[[str], SecondDense | None] = lambda _name: None,
+                 config: RetrievalSettings | None = None):
+        self.index, self.settings = index, settings
+        self.embedder, self.reranker, self.reranker_missing = embedder, reranker, reranker_missing
+        self.rewriter, self._second_for = rewriter, second
         self.config = config or settings.retrieval
-        self.second = self._second_for(self.config.second_embedder)
+        self.second = second(self.config.second_embedder) if self.config.second_embedder else None
         self.tokenize = bm25_tokenize
         self.children = index.children
         self.parent_of = {c.id: c.parent_id for c in self.children}
         self.child_text = {c.id: c.text for c in self.children}
-        self.bm25_rows = list(getattr(index, "bm25_rows", None) or range(len(self.children)))
-        self.fast_bm25 = FastBM25(index.bm25) if getattr(index, "bm25", None) is not None else None
-        self._warm = False
-        self._lower = [c.text.lower() for c in self.children]
-        self._patterns: dict = {}
         self.doc_of = {c.id: index.parents[c.parent_id].doc for c in self.children if c.parent_id in index.parents}
+        self.exact = ExactSearch(self.children, self.config)
         self.catalog = Catalog.from_index(index, self.config.doc_aliases)
+        self._warm = False
 
-    # -- the two retrievers
-    def _dense(self, vector: np.ndarray, depth: int) -> list[tuple[str, float]]:
-        depth = min(depth, self.index.dense.ntotal)
-        if depth <= 0:
-            return []
-        scores, rows = self.index.dense.search(np.asarray(vector, dtype="float32").reshape(1, -1), depth)
-        return [(self.children[int(r)].id, float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
+    def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
+                 mode: str = "hybrid", docs: list[str] | None = None) -> Retrieval:
+        """`docs`: the documents a person chose to search (ids from `catalog.documents`); empty or
+        None means all, and then documents the question names scope it instead."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        trace = Trace()
+        embedder = self._warm_embedder(trace) if mode in ("hybrid", "dense") else None
+        start = time.perf_counter()
+        query, named = self._shape(question, history, docs, trace)
+        lists = self._search(query, named, mode, embedder, trace)
+        fused = self._fuse(lists, mode, trace)
+        candidates = self._rerank(query, fused, trace)
+        passages = self._expand(query, candidates, k, trace)
+        timings = {key: trace.ms(key) for key in TIMING_KEYS if key != "total"}
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count)
 
-    def _bm25(self, tokens: list[str], depth: int) -> tuple[list[tuple[str, float]], np.ndarray | None]:
-        """Top `depth` children by BM25, and the full score array (the exact list breaks ties with it)."""
-        if self.fast_bm25 is None or not tokens:
-            return [], None
-        scores = self.fast_bm25.scores(tokens)
-        return [(self.children[self.bm25_rows[i]].id, float(scores[i])) for i in _top(scores, depth)], scores
+    # -- the steps, in order
+    def _warm_embedder(self, trace: Trace) -> Embedder:
+        """The embedder, loaded and warmed on the first call (kept out of the timings)."""
+        t = time.perf_counter()
+        embedder = self.embedder()
+        if not self._warm:  # torch's first forward pass is ~0.5 s of one-off set-up
+            embedder.embed(["warm-up"])
+            self._warm = True
+            trace.notes.append(f"embedder loaded and warmed in {(time.perf_counter() - t) * 1000:.0f} ms "
+                               f"(not counted in timings)")
+        return embedder
 
-    def _exact(self, identifiers: list[str], depth: int, bm25_scores: np.ndarray | None = None,
-               definition: bool = False) -> list[tuple[str, float]]:
-        """Children that contain a query identifier verbatim (GOVERN 1.2, PW.1.1, MP-5.1-005), or that
-        define a query acronym ("... (TEVV)"); ranked by how many of them they hold.
+    def _shape(self, question: str, history: list[dict] | None, docs: list[str] | None,
+               trace: Trace) -> tuple[Query, list[str]]:
+        """The query searched (a follow-up leans on the conversation) and the documents it is scoped to."""
+        query: Query = prepare(question, history)
+        chosen = [d for d in self.catalog.patterns if d in set(docs or ())]
+        if docs and len(chosen) < len(set(docs)):
+            raise ValueError(unknown_docs_message(docs, list(self.catalog.patterns)))
+        named = chosen or (self.catalog.named(query.search_text) if self.config.scope_named_docs else [])
+        trace.add("query", 0.0, [{**query.to_dict(), "documents": named, "chosen": chosen}], query.note)
+        if chosen:
+            trace.notes.append(f"limited to the chosen documents: {', '.join(chosen)}")
+        if query.rewritten:
+            trace.notes.append(query.note)
+        return query, named
 
-        Why: both retrievers blur identifiers (dense sees "GOVERN 1.2" near "GOVERN 1.3"; BM25 ranks
-        the many children mentioning GOVERN), yet a verbatim id is the most precise signal a
-        question can carry. Acronyms count only in their defining form, and only when rare enough
-        in the corpus (acronym_max_df) to mean something, unless the question asks what an acronym
-        stands for (`definition`): then the defining occurrence is the answer even for an acronym
-        as common as "GAI" (all over AI 600-1, defined in a few places); only near-universal ones
-        ("AI") stay out (definition_max_df). Ties (every row of a table whose caption
-        holds the id) are broken by the child's BM25 score for the whole question, not by position
-        in the corpus, so the row that also matches the question's words leads.
-        """
-        patterns = [p for p in (self._pattern(i, definition) for i in identifiers) if p is not None]
-        if not patterns:
-            return []
-        counts = []
-        for i, text in enumerate(self._lower):
-            n = sum(1 for parts, rx in patterns if all(x in text for x in parts) and rx.search(text))
-            if n:
-                counts.append((n, i))
-        tie = self._bm25_by_row(bm25_scores)
-        ranked = sorted(counts, key=lambda c: (-c[0], -tie.get(c[1], 0.0), c[1]))[:depth]
-        return [(self.children[i].id, float(n)) for n, i in ranked]
+    def _search(self, query: Query, named: list[str], mode: str, embedder: Embedder | None,
+                trace: Trace) -> dict[str, Ranked]:
+        """Every ranked list the mode uses, each scoped to `named` (fetched deeper first when scoped)."""
+        cfg, over = self.config, SCOPE_OVERFETCH if named else 1
+        # With the second embedder in use, the other lists reach deeper: their votes then decide among
+        # its candidates; alone, deeper lists only add noise (docs/decisions.md, "List depth").
+        second = mode == "hybrid" and self.second is not None and self.second.available()
+        dense_depth, bm25_depth = (cfg.depth_with_second,) * 2 if second else (cfg.dense_depth, cfg.bm25_depth)
+        # The second embedder's question vector is most of retrieval's time: its search starts now,
+        # on a thread of its own, while MiniLM, BM25 and the identifiers run (torch and numpy let go
+        # of the GIL), and is collected before fusion (docs/decisions.md, "Retrieval latency").
+        pending = _second_pool().submit(self._timed_second_search, query.search_text,
+                                        cfg.depth_with_second * over) if second else None
+        lists: dict[str, Ranked] = {}
+        if mode in ("hybrid", "dense"):
+            with trace.timed("embed", getattr(embedder, "name", "")):
+                vector = embedder.embed_query([query.search_text])[0]
+            with trace.timed("dense", f"FAISS inner product, depth {dense_depth}") as stage:
+                lists["dense"] = self._scoped(self.index.dense_search.search(vector, dense_depth * over), named,
+                                              dense_depth)
+                stage.items = self._items(lists["dense"])
+        by_row: dict[int, float] = {}
+        if mode in ("hybrid", "bm25"):
+            tokens = self.tokenize(query.search_text)
+            with trace.timed("bm25", f"BM25 tokens {tokens}, depth {bm25_depth}") as stage:
+                hits = self.index.sparse_search.search(tokens, bm25_depth * over)
+                lists["bm25"], by_row = self._scoped(hits.ranked, named, bm25_depth), hits.by_row
+                stage.items = self._items(lists["bm25"])
+        if mode != "hybrid":
+            return lists
+        lists.update(self._rewrite(query.search_text, lists["dense"], named, over, trace))
+        lists.update(self._second_dense(pending, named, trace))
+        with trace.timed("exact", f"verbatim identifiers / acronym definitions for "
+                                  f"{query.identifiers or 'none'}") as stage:
+            lists["exact"] = self.exact.search(query.identifiers, cfg.exact_depth, by_row, query.asks_definition)
+            stage.items = self._items(lists["exact"])
+        return lists
 
-    def _scoped(self, ranked: list[tuple[str, float]], docs: list[str], depth: int) -> list[tuple[str, float]]:
+    def _fuse(self, lists: dict[str, Ranked], mode: str, trace: Trace) -> list[Candidate]:
+        cfg = self.config
+        with trace.timed("fuse") as stage:
+            if mode == "hybrid":
+                order = ("dense", "bm25", "exact")  # the fusion's tie order: the base lists first
+                ordered = {**{name: lists[name] for name in order}, **{n: r for n, r in lists.items() if n not in order}}
+                fused = fusion.rrf(ordered, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
+                stage.note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
+            else:
+                fused = fusion.single(mode, lists.get("dense") or lists.get("bm25") or [], self.parent_of)
+                stage.note = f"{mode} only: no fusion"
+            if cfg.parent_decay > 0:
+                fused = fusion.by_parent(fused, decay=cfg.parent_decay, k=cfg.rrf_k)
+                stage.note += f"; grouped by parent (decay {cfg.parent_decay})"
+            stage.items = self._cand_items(fused, cfg.rerank_top_n)
+        return fused
+
+    def _rerank(self, query: Query, fused: list[Candidate], trace: Trace) -> list[Candidate]:
+        with trace.timed("rerank") as stage:
+            reranker = self.reranker()
+            result = rerank(query.text, fused, reranker, top_n=self.config.rerank_top_n,
+                            text_of=lambda c: self.child_text.get(c.child_id, ""),
+                            missing_reason="" if reranker else self.reranker_missing())
+            stage.items = [{"child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6)}
+                           for cid, s in result.scored]
+            stage.note = result.note
+        if not result.applied:
+            trace.notes.append(result.note)
+        return result.candidates
+
+    def _expand(self, query: Query, candidates: list[Candidate], k: int, trace: Trace) -> list:
+        cfg = self.config
+        ecfg = ExpandConfig(k=k, budget_tokens=self.settings.answer.context_tokens, max_per_section=cfg.max_per_section,
+                            max_per_figure=cfg.max_per_figure, join_split_prose=cfg.join_split_prose,
+                            weighted_budget=cfg.weighted_budget)
+        with trace.timed("expand") as stage:
+            passages, slots, decisions = expand(candidates, self.index.parents, query.text, ecfg, self.child_text)
+            trace.add("caps", 0.0, decisions, f"max {cfg.max_per_section} parents per section, "
+                                              f"{cfg.max_per_figure} per figure; capped ones backfill if room")
+            stage.items = [{"rank": i, "parent": s.parent.id, "kind": s.parent.kind, "section": s.parent.section,
+                            "hits": s.hits, "pieces": [p.parent.id for p in s.pieces],
+                            "neighbours": list(s.parent.neighbours), "prev": s.parent.prev_id,
+                            "next": s.parent.next_id, "tokens": count_tokens(s.text), "trimmed": s.trimmed}
+                           for i, s in enumerate(slots, start=1)]
+            tokens = sum(count_tokens(p.text) for p in passages)
+            stage.note = f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget"
+        return passages
+
+    # -- helpers
+    def _scoped(self, ranked: Ranked, docs: list[str], depth: int) -> Ranked:
         """Keep the children of the documents the question names (all when it names none)."""
         if docs:
             ranked = [(cid, s) for cid, s in ranked if self.doc_of.get(cid) in docs]
         return ranked[:depth]
 
-    def _bm25_by_row(self, scores: np.ndarray | None) -> dict[int, float]:
-        """BM25 scores keyed by children row (BM25 positions skip short children)."""
-        if scores is None:
-            return {}
-        nz = np.nonzero(scores)[0]
-        return {self.bm25_rows[int(i)]: float(scores[i]) for i in nz}
-
-    def _pattern(self, ident: str, definition: bool = False):
-        """(substrings for a cheap prefilter, compiled regex) for one identifier; None if uninformative.
-        Cached: the acronym document-frequency check scans the corpus once per acronym."""
-        if (ident, definition) in self._patterns:
-            return self._patterns[(ident, definition)]
-        low = ident.lower()
-        parts = low.split()
-        if any(ch.isdigit() for ch in ident):
-            result = (parts, identifier_regex(ident))
-        else:
-            body = re.escape(low).replace(r"\ ", r"\s+")
-            word = re.compile(rf"(?<![\w-]){body}(?![\w-])")
-            df = sum(1 for t in self._lower if low in t and word.search(t)) / max(1, len(self._lower))
-            limit = self.config.definition_max_df if definition else self.config.acronym_max_df
-            result = None if df > limit else (
-                parts, re.compile(rf"\({body}s?\)|(?<![\w-]){body}s?\s*(?::|=|stands for|means)"))
-        self._patterns[(ident, definition)] = result
-        return result
-
-    def _items(self, ranked: list[tuple[str, float]]) -> list[dict]:
+    def _items(self, ranked: Ranked) -> list[dict]:
         return [{"rank": r, "child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6),
                  "text": self.child_text.get(cid, "")[:200]}
                 for r, (cid, s) in enumerate(ranked[: self.config.trace_depth], start=1)]
@@ -198,132 +230,13 @@ class Retriever:
                  "in_window": cut is None or r <= cut, "text": self.child_text.get(c.child_id, "")[:200]}
                 for r, c in enumerate(cands[: self.config.trace_depth], start=1)]
 
-    # -- the pipeline
-    def retrieve(self, question: str, *, k: int = 6, history: list[dict] | None = None,
-                 mode: str = "hybrid", docs: list[str] | None = None) -> Retrieval:
-        """`docs`: the documents a person chose to search (ids from `catalog.documents`); empty or
-        None means all, and then documents the question names scope it instead."""
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        cfg, trace = self.config, Trace()
-        timings = dict.fromkeys(TIMING_KEYS, 0.0)
-        if mode in ("hybrid", "dense"):  # a first call loads the model: keep that out of the timings
-            t = time.perf_counter()
-            embedder = self.models.get("embedder")
-            if not self._warm:  # torch's first forward pass is ~0.5 s of one-off set-up
-                embedder.embed(["warm-up"])
-                self._warm = True
-                trace.notes.append(f"embedder loaded and warmed in {(time.perf_counter() - t) * 1000:.0f} ms "
-                                   f"(not counted in timings)")
-        start = time.perf_counter()
-
-        query: Query = prepare(question, history)
-        chosen = [d for d in self.catalog.patterns if d in set(docs or ())]
-        if docs and len(chosen) < len(set(docs)):
-            raise ValueError(unknown_docs_message(docs, list(self.catalog.patterns)))
-        named = chosen or (self.catalog.named(query.search_text) if cfg.scope_named_docs else [])
-        over = SCOPE_OVERFETCH if named else 1  # scoping filters the lists: fetch deeper first
-        trace.add("query", 0.0, [{**query.to_dict(), "documents": named, "chosen": chosen}], query.note)
-        if chosen:
-            trace.notes.append(f"limited to the chosen documents: {', '.join(chosen)}")
-        if query.rewritten:
-            trace.notes.append(query.note)
-        tokens = self.tokenize(query.search_text)
-        # With the second embedder in use, the other lists reach deeper: their votes then decide among
-        # its candidates; alone, deeper lists only add noise (docs/decisions.md, "List depth").
-        second = mode == "hybrid" and self.second is not None and self.second.available()
-        dense_depth, bm25_depth = (cfg.depth_with_second,) * 2 if second else (cfg.dense_depth, cfg.bm25_depth)
-        # The second embedder's question vector is most of retrieval's time: its search starts now,
-        # on a thread of its own, while MiniLM, BM25 and the identifiers run (torch and numpy let go
-        # of the GIL), and is collected before fusion (docs/decisions.md, "Retrieval latency").
-        pending = _second_pool().submit(self._timed_second_search, query.search_text,
-                                        cfg.depth_with_second * over) if second else None
-
-        dense: list[tuple[str, float]] = []
-        if mode in ("hybrid", "dense"):
-            t = time.perf_counter()
-            vector = embedder.embed_query([query.search_text])
-            timings["embed"] = (time.perf_counter() - t) * 1000
-            trace.add("embed", timings["embed"], note=getattr(embedder, "name", ""))
-            t = time.perf_counter()
-            dense = self._scoped(self._dense(vector[0], dense_depth * over), named, dense_depth)
-            timings["dense"] = (time.perf_counter() - t) * 1000
-            trace.add("dense", timings["dense"], self._items(dense), f"FAISS inner product, depth {dense_depth}")
-
-        sparse: list[tuple[str, float]] = []
-        bm25_scores = None
-        if mode in ("hybrid", "bm25"):
-            t = time.perf_counter()
-            sparse, bm25_scores = self._bm25(tokens, bm25_depth * over)
-            sparse = self._scoped(sparse, named, bm25_depth)
-            timings["bm25"] = (time.perf_counter() - t) * 1000
-            trace.add("bm25", timings["bm25"], self._items(sparse),
-                      f"BM25 tokens {tokens}, depth {bm25_depth}")
-
-        rewritten = self._rewrite(query.search_text, dense, named, over, trace) if mode == "hybrid" else {}
-        if mode == "hybrid":
-            rewritten.update(self._second_dense(pending, named, trace))
-
-        t = time.perf_counter()
-        if mode == "hybrid":
-            exact = self._exact(query.identifiers, cfg.exact_depth, bm25_scores, query.asks_definition)
-            trace.add("exact", 0.0, self._items(exact), f"verbatim identifiers / acronym definitions for "
-                                                        f"{query.identifiers or 'none'}")
-            lists = {"dense": dense, "bm25": sparse, "exact": exact, **rewritten}
-            fused = fusion.rrf(lists, k=cfg.rrf_k, weights=cfg.weights, parent_of=self.parent_of)
-            fuse_note = f"RRF k={cfg.rrf_k} weights={cfg.weights}; rerank window = top {cfg.rerank_top_n}"
-        else:
-            fused = fusion.single(mode, dense or sparse, self.parent_of)
-            fuse_note = f"{mode} only: no fusion"
-        if cfg.parent_decay > 0:
-            fused = fusion.by_parent(fused, decay=cfg.parent_decay, k=cfg.rrf_k)
-            fuse_note += f"; grouped by parent (decay {cfg.parent_decay})"
-        timings["fuse"] = (time.perf_counter() - t) * 1000
-        trace.add("fuse", timings["fuse"], self._cand_items(fused, cfg.rerank_top_n), fuse_note)
-
-        t = time.perf_counter()
-        reranker = self.models.optional("reranker")
-        result = rerank(query.text, fused, reranker, top_n=cfg.rerank_top_n,
-                        text_of=lambda c: self.child_text.get(c.child_id, ""),
-                        missing_reason="" if reranker else self.models.reason_missing("reranker"))
-        timings["rerank"] = (time.perf_counter() - t) * 1000
-        trace.add("rerank", timings["rerank"],
-                  [{"child": cid, "parent": self.parent_of.get(cid, ""), "score": round(s, 6)}
-                   for cid, s in result.scored], result.note)
-        if not result.applied:
-            trace.notes.append(result.note)
-
-        t = time.perf_counter()
-        ecfg = ExpandConfig(k=k, budget_tokens=self.settings.answer.context_tokens, max_per_section=cfg.max_per_section,
-                            max_per_figure=cfg.max_per_figure, join_split_prose=cfg.join_split_prose,
-                            weighted_budget=cfg.weighted_budget)
-        passages, slots, decisions = expand(result.candidates, self.index.parents, query.text, ecfg, self.child_text)
-        timings["expand"] = (time.perf_counter() - t) * 1000
-        tokens = sum(count_tokens(p.text) for p in passages)
-        trace.add("caps", 0.0, decisions, f"max {cfg.max_per_section} parents per section, "
-                                          f"{cfg.max_per_figure} per figure; capped ones backfill if room")
-        trace.add("expand", timings["expand"],
-                  [{"rank": i, "parent": s.parent.id, "kind": s.parent.kind, "section": s.parent.section,
-                    "hits": s.hits, "pieces": [p.parent.id for p in s.pieces],
-                    "neighbours": list(s.parent.neighbours), "prev": s.parent.prev_id, "next": s.parent.next_id,
-                    "tokens": count_tokens(s.text), "trimmed": s.trimmed}
-                   for i, s in enumerate(slots, start=1)],
-                  f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget")
-        timings["total"] = (time.perf_counter() - start) * 1000
-        timings = {key: round(v, 2) for key, v in timings.items()}
-        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
-                         list_count=query.list_count)
-
     def _timed_second_search(self, search_text: str, depth: int) -> tuple[list[tuple[int, float]], float]:
         t = time.perf_counter()
         found = self.second.search(search_text, depth)
         return found, (time.perf_counter() - t) * 1000
 
-    def _second_dense(self, pending: Future | None, named: list[str],
-                      trace: Trace) -> dict[str, list[tuple[str, float]]]:
-        """The second embedder's ranked list ("dense2") from the search started in `retrieve`, once
+    def _second_dense(self, pending: Future | None, named: list[str], trace: Trace) -> dict[str, Ranked]:
+        """The second embedder's ranked list ("dense2") from the search started in `_search`, once
         its vectors are built; {} until then (`pending` is None)."""
         if self.second is None:
             return {}
@@ -345,8 +258,7 @@ class Retriever:
                                                              f"(waited {waited:.0f} ms for it), depth {depth}")
         return {"dense2": ranked}
 
-    def _rewrite(self, search_text: str, dense: list[tuple[str, float]], named: list[str], over: int,
-                 trace: Trace) -> dict[str, list[tuple[str, float]]]:
+    def _rewrite(self, search_text: str, dense: Ranked, named: list[str], over: int, trace: Trace) -> dict[str, Ranked]:
         """The rewrite's ranked lists ("rewrite_dense", "rewrite_bm25") when retrieval is weak and
         rewriting is on; {} otherwise. The refusal gate still reads the question's own dense list."""
         cfg = self.config.rewrite
@@ -356,19 +268,19 @@ class Retriever:
         if top >= cfg.below:
             trace.add("rewrite", 0.0, [], f"not needed: top dense score {top:.3f} >= {cfg.below}")
             return {}
-        t = time.perf_counter()
-        rewrite = self.rewriter(search_text, cfg)
-        lists: dict[str, list[tuple[str, float]]] = {}
-        if rewrite.text:
-            depth = self.config.dense_depth
-            vector = self.models.get("embedder").embed([rewrite.text])  # document side: it reads like one
-            lists["rewrite_dense"] = self._scoped(self._dense(vector[0], depth * over), named, depth)
-            if cfg.bm25:
-                ranked, _ = self._bm25(self.tokenize(rewrite.text), self.config.bm25_depth * over)
-                lists["rewrite_bm25"] = self._scoped(ranked, named, self.config.bm25_depth)
-        trace.add("rewrite", (time.perf_counter() - t) * 1000, [rewrite.to_dict()] + self._items(lists.get("rewrite_dense", [])),
-                  f"top dense score {top:.3f} < {cfg.below}: the reader's passage ({rewrite.status}, "
-                  f"{rewrite.ms:.0f} ms) searched too" + (f"; {rewrite.note}" if rewrite.note else ""))
+        lists: dict[str, Ranked] = {}
+        with trace.timed("rewrite") as stage:
+            rewrite = self.rewriter(search_text, cfg)
+            if rewrite.text:
+                depth = self.config.dense_depth
+                vector = self.embedder().embed([rewrite.text])[0]  # document side: it reads like one
+                lists["rewrite_dense"] = self._scoped(self.index.dense_search.search(vector, depth * over), named, depth)
+                if cfg.bm25:
+                    hits = self.index.sparse_search.search(self.tokenize(rewrite.text), self.config.bm25_depth * over)
+                    lists["rewrite_bm25"] = self._scoped(hits.ranked, named, self.config.bm25_depth)
+            stage.items = [rewrite.to_dict()] + self._items(lists.get("rewrite_dense", []))
+            stage.note = (f"top dense score {top:.3f} < {cfg.below}: the reader's passage ({rewrite.status}, "
+                          f"{rewrite.ms:.0f} ms) searched too" + (f"; {rewrite.note}" if rewrite.note else ""))
         return lists
 
     def with_config(self, **changes) -> "Retriever":
@@ -376,12 +288,8 @@ class Retriever:
         clone = object.__new__(Retriever)
         clone.__dict__.update(self.__dict__)
         clone.config = updated(self.config, changes, "retrieval")
+        clone.exact = ExactSearch(clone.children, clone.config)
         if "second_embedder" in changes:
-            clone.second = clone._second_for(clone.config.second_embedder)
+            name = clone.config.second_embedder
+            clone.second = clone._second_for(name) if name else None
         return clone
-
-    def _second_for(self, name: str):
-        """The second embedder's list for this index (second_dense.SecondDense); None when off."""
-        from ..index.second import SecondDense
-
-        return SecondDense(self.index, self.settings.index_dir, self.settings.models_dir, name) if name else None

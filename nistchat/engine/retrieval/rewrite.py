@@ -16,8 +16,10 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
+from ..backends.base import Reader
+from ..backends.queue import ReaderQueue
 from ..errors import BackendError
 from ..text import neutralise
 
@@ -37,10 +39,11 @@ class Rewrite:
 
 
 class Rewriter:
-    """`Rewriter(models, queue)(question, settings)` -> Rewrite; `settings` is `[retrieval.rewrite]`."""
+    """`Rewriter(reader, queue)(question, settings)` -> Rewrite; `settings` is `[retrieval.rewrite]`.
+    `reader()` gives the reader (loaded on first use); the queue lends it only when no answer uses it."""
 
-    def __init__(self, models, queue):
-        self.models, self.queue = models, queue
+    def __init__(self, reader: Callable[[], Reader], queue: ReaderQueue):
+        self.reader, self.queue = reader, queue
 
     def __call__(self, question: str, settings) -> Rewrite:
         start = time.perf_counter()
@@ -48,7 +51,7 @@ class Rewriter:
             if not lent:
                 return Rewrite("", "busy", 0.0, "the reader is answering; searched the question alone")
             try:
-                reader = self.models.get("reader")
+                reader = self.reader()
                 stream = reader.stream([{"role": "system", "content": REWRITE_PROMPT},
                                         {"role": "user", "content": neutralise(question)}],
                                        max_tokens=settings.max_tokens, temperature=0.0)

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from nistchat.engine.index import build as ingest_module
-from nistchat.engine.index.index import Index, bm25_tokenize
+from nistchat.engine.index.index import Index
+from nistchat.engine.index.sparse import bm25_tokenize
 from nistchat.engine.index.build import IngestError, ingest_corpus
 
 from tests.conftest import SHARED_CORPUS, make_settings

@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from nistchat.engine.index import second
+from nistchat.engine.index import second, second_build
+from nistchat.engine.index.second import META_FILE, PROGRESS_FILE, SecondDense, needs_build
+from nistchat.engine.index.second_build import build, start_build
+from nistchat.engine.retrieval import Retriever
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.index.second import (META_FILE, PROGRESS_FILE, SecondDense, build, needs_build,
-                                          start_build)
 
 from tests.conftest import MODELS_DIR, make_settings
 
@@ -133,13 +134,14 @@ def test_a_broken_second_model_costs_its_list_not_the_answer(data, light_runtime
     build(data / "index", MODELS_DIR, SECOND, log=lambda *_: None)
     rt = runtime_over(data, light_runtime)
 
-    def broken(*_args, **_kwargs):
+    def broken():
         raise OSError("model.safetensors is truncated")
 
-    monkeypatch.setattr(second, "query_embedder", broken)
-    r = rt.retrieve("How are widgets reviewed before release?")
+    retriever = Retriever(rt.index, rt.settings, embedder=rt.models.embedder,
+                          second=lambda name: SecondDense(rt.index, data / "index", MODELS_DIR, name, embedder=broken))
+    r = retriever.retrieve("How are widgets reviewed before release?")
     assert r.passages and "model.safetensors is truncated" in r.trace.stage("dense2").note
-    assert "it failed" in rt.retriever.second.reason
+    assert "it failed" in retriever.second.reason
 
 
 def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did(data, light_runtime, monkeypatch):
@@ -149,7 +151,7 @@ def test_the_build_pauses_while_an_answer_holds_the_reader_and_keeps_what_it_did
     from nistchat.engine.background import AnswerFlag
     from nistchat.engine.backends.queue import ReaderQueue
 
-    monkeypatch.setattr(second, "BATCH", 1)  # the tiny index has few children: pause after the first
+    monkeypatch.setattr(second_build, "BATCH", 1)  # the tiny index has few children: pause after the first
     queue = ReaderQueue()
     queue.on_chat_active(AnswerFlag(data / "index").set)
     ticket = queue.take("someone")  # a person's question waits for the reader: the flag is up

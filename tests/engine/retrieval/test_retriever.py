@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from nistchat.config import ConfigError, RetrievalSettings, load_settings, updated
-from nistchat.engine.retrieval.retriever import TIMING_KEYS, FastBM25, Retriever
+from nistchat.engine.index.sparse import FastBM25, bm25_tokenize
+from nistchat.engine.retrieval.retriever import TIMING_KEYS, Retriever
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Retrieval
 from tests.conftest import MODELS_DIR
@@ -15,20 +16,10 @@ from tests.conftest import MODELS_DIR
 MINILM = MODELS_DIR / "all-MiniLM-L6-v2"
 
 
-class Models:
-    """The runtime's registry, with the reranker role replaced."""
-
-    def __init__(self, real, reranker=None, reason="no cross-encoder in this test"):
-        self.real, self.reranker, self.reason = real, reranker, reason
-
-    def get(self, role):
-        return self.real.get(role)
-
-    def optional(self, role):
-        return self.reranker if role == "reranker" else self.real.optional(role)
-
-    def reason_missing(self, role):
-        return self.reason if role == "reranker" else self.real.reason_missing(role)
+def retriever_with(runtime, reranker=None, config=None):
+    """A retriever on the session's index and embedder, handed this reranker (None: none served)."""
+    return Retriever(runtime.index, runtime.settings, embedder=runtime.models.embedder, reranker=lambda: reranker,
+                     reranker_missing=lambda: "no cross-encoder in this test", config=config)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +81,7 @@ def test_follow_up_uses_history(retriever):
 
 
 def test_absent_reranker_is_stated_and_order_kept(runtime):
-    r = Retriever(runtime.index, Models(runtime.models), runtime.settings)
+    r = retriever_with(runtime)
     out = r.retrieve("What is confabulation?")
     stage = out.trace.stage("rerank")
     assert "reranker unavailable (no cross-encoder in this test)" in stage.note and "fallback" in stage.note
@@ -105,8 +96,7 @@ def test_reranker_plumbing_with_a_real_checkpoint(runtime):
     from nistchat.engine.backends.embedded import CrossEncoderReranker
 
     model = CrossEncoderReranker(MINILM)  # random head: scores are real model outputs, not meaningful
-    r = Retriever(runtime.index, Models(runtime.models, model), runtime.settings,
-                  RetrievalSettings(rerank_top_n=8))
+    r = retriever_with(runtime, model, RetrievalSettings(rerank_top_n=8))
     out = r.retrieve("What is confabulation?")
     stage = out.trace.stage("rerank")
     assert len(stage.items) == 8 and "reranked top 8" in stage.note
@@ -116,8 +106,6 @@ def test_reranker_plumbing_with_a_real_checkpoint(runtime):
 
 
 def test_fast_bm25_matches_rank_bm25(runtime):
-    from nistchat.engine.index.index import bm25_tokenize
-
     bm25 = runtime.index.bm25
     fast = FastBM25(bm25)
     for q in ("GOVERN 1.2 policies", "data poisoning attacks poisoning", "PW.1.1 risk modeling"):
@@ -145,7 +133,7 @@ def test_exact_identifier_list(retriever):
 
 
 def test_common_acronyms_are_not_exact_signals(retriever):
-    assert retriever._pattern("AI") is None  # in most children: says nothing
+    assert retriever.exact.pattern("AI") is None  # in most children: says nothing
     r = retriever.retrieve("What does TEVV stand for?")
     texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
     assert texts and all("(TEVV)" in t or "TEVV:" in t or "TEVV " in t for t in texts)
@@ -156,20 +144,24 @@ def test_exact_ties_are_ordered_by_bm25(retriever):
     q = "Which suggested action under MAP 5.1 calls for chaos testing?"
     r = retriever.retrieve(q)
     items = r.trace.stage("exact").items
-    scores, _ = retriever._bm25(retriever.tokenize(q), len(retriever.children))
-    bm25 = dict(scores)
+    bm25 = dict(runtime_index_bm25(retriever, q))
     tied = [it for it in items if it["score"] == items[0]["score"]]
     assert len(tied) > 1
     values = [bm25.get(it["child"], 0.0) for it in tied]
     assert values == sorted(values, reverse=True)
 
 
+def runtime_index_bm25(retriever, question: str):
+    """Every child's BM25 score for the question, as the sparse search ranks them."""
+    return retriever.index.sparse_search.search(retriever.tokenize(question), len(retriever.children)).ranked
+
+
 def test_asking_what_a_common_acronym_stands_for_finds_its_definition(retriever):
     """GAI is in a quarter of all children (no exact signal for a question that merely uses it),
     but a question asking what it stands for gets its defining occurrences; AI stays out."""
-    assert retriever._pattern("GAI") is None
-    assert retriever._pattern("GAI", definition=True) is not None
-    assert retriever._pattern("AI", definition=True) is None
+    assert retriever.exact.pattern("GAI") is None
+    assert retriever.exact.pattern("GAI", definition=True) is not None
+    assert retriever.exact.pattern("AI", definition=True) is None
     r = retriever.retrieve("What does the abbreviation GAI stand for?")
     texts = [retriever.child_text[it["child"]] for it in r.trace.stage("exact").items]
     assert texts and all("(GAI)" in t or "GAI:" in t for t in texts)

@@ -40,11 +40,11 @@ def test_queue_lends_the_reader_only_when_no_answer_is_using_it():
 def test_rewrite_is_written_by_the_reader_and_stops_at_its_deadline(runtime):
     cfg = runtime.settings.retrieval.rewrite
     roomy = dataclasses.replace(cfg, deadline_s=120.0)  # room for a busy test machine
-    full = Rewriter(runtime.models, ReaderQueue())(WEAK, roomy)
+    full = Rewriter(runtime.models.reader, ReaderQueue())(WEAK, roomy)
     assert len(full.text.split()) > 5 and full.note == "", full
     assert full.status == "done" or full.ms >= 120_000  # max_tokens ends it, unless the machine is swamped
     t = time.perf_counter()
-    cut = Rewriter(runtime.models, ReaderQueue())(WEAK, dataclasses.replace(cfg, deadline_s=0.3, max_tokens=400))
+    cut = Rewriter(runtime.models.reader, ReaderQueue())(WEAK, dataclasses.replace(cfg, deadline_s=0.3, max_tokens=400))
     assert cut.status == "deadline" and time.perf_counter() - t < 1.5  # not the 400 tokens it was allowed
 
 
@@ -63,7 +63,7 @@ def test_a_busy_reader_skips_the_rewrite_without_waiting(runtime):
     answer = queue.take()
     assert queue.acquire(answer, timeout=1)
     t = time.perf_counter()
-    skipped = Rewriter(runtime.models, queue)(WEAK, runtime.settings.retrieval.rewrite)
+    skipped = Rewriter(runtime.models.reader, queue)(WEAK, runtime.settings.retrieval.rewrite)
     assert skipped.status == "busy" and skipped.text == "" and time.perf_counter() - t < 0.5
     queue.finish(answer)
 
