@@ -22,7 +22,7 @@ RETRY_FAILED_LOAD_S = 30.0  # a role that failed to load is tried again after th
 FIXES = {  # what a person can do about a failed self-test, by error kind
     "model_missing": "Run `nistchat models install` (or `make run`) to fetch and check the model files again.",
     "unreachable": "If the reader process crashed, rebuild llama.cpp for this CPU: `rm -rf .venv && make run` "
-                   "(README: 'The reader process'). With Ollama, check that `ollama serve` is running; with an "
+                   "(docs/operations.md, 'The reader process'). With Ollama, check that `ollama serve` is running; with an "
                    "OpenAI-compatible server, that it listens at backends.openai_base_url (docs/reader-servers.md).",
     "timeout": "The machine may be overloaded; the reader is retried on the next question.",
     "interrupted": "The reader process was restarted; the next question retries it.",

@@ -125,7 +125,7 @@ class ReaderWorker:
                 raise TimedOut(f"The reader process did not start within {self.start_timeout_s:.0f} s.")
             raise Unreachable(f"The reader process crashed while loading {self.gguf.name} ({describe_exit(code)})."
                               f"{self._stderr_tail()} The web server is unaffected; "
-                              "see README 'The reader process' for the build's CPU variant.")
+                              "see docs/operations.md, 'The reader process', for the build's CPU variant.")
         info = json.loads(line)
         if not info.get("ready"):
             proc.wait(timeout=10)

@@ -12,7 +12,7 @@ publications, sentence by sentence, and blend the signals into one trust score.
 4. Verdict: supported, contradicted (the closest passage says the same thing with another
    number/name or the opposite negation, or the judge says No to a very close passage), or not found.
 5. Trust score: the mean sentence score (0-1), labelled with AuditThresholds; the thresholds were
-   chosen from data/eval/audit_pairs.jsonl (faithful vs one-fact-changed answers; README).
+   chosen from data/eval/audit_pairs.jsonl (faithful vs one-fact-changed answers; docs/evaluation.md).
 
 Plain Python, no Flask: the CLI, `/api/audit` and the `/audit` page all call `audit()`.
 """
@@ -39,7 +39,7 @@ MAX_QUERY_CHARS = 1500  # question + answer, as one retrieval query
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """Trust score -> label, chosen from the 34 answer pairs (README, "Audit"): at 0.75, 25 of 34
+    """Trust score -> label, chosen from the 34 answer pairs (docs/evaluation.md, "Audit"): at 0.75, 25 of 34
     faithful answers and 7 of 34 changed ones are Supported; at 0.45 every faithful answer is at
     least Partial and 14 of 34 changed ones are Likely unsupported."""
     supported: float = 0.75

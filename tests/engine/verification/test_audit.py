@@ -55,7 +55,7 @@ def test_audit_command_prints_json_with_the_contract_keys(runtime):
 
 
 def test_the_measured_answer_pairs_are_well_formed():
-    """data/eval/audit_pairs.jsonl (README, Audit): at least 30 pairs, each a faithful answer and the
+    """data/eval/audit_pairs.jsonl (docs/evaluation.md, Audit): at least 30 pairs, each a faithful answer and the
     same with one fact changed, of each kind of change."""
     from pathlib import Path
 
