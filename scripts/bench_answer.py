@@ -48,9 +48,9 @@ def timed_answer(runtime: Runtime, question: str) -> dict:
         elif event.type == "token" and out["first_token_s"] is None:
             out["first_token_s"] = now
         elif event.type == "final":
-            final = event.data
+            final = event.answer.to_dict()
         elif event.type == "error":
-            error = event.data
+            error = event.failure.to_dict()
     out["total_s"] = time.perf_counter() - start
     if error:
         return {**out, "error": f"{error['kind']}: {error['message']}"}

@@ -36,9 +36,9 @@ def main() -> None:
         for item in items:
             t = time.perf_counter()
             events = [e for e in runtime.answer(item["question"], []) if e.type in ("final", "error")]
-            final = events[-1].data if events and events[-1].type == "final" else None
+            final = events[-1].answer.to_dict() if events and events[-1].type == "final" else None
             if final is None:
-                sys.exit(f"{item.get('id')}: {events[-1].data if events else 'no final event'}")
+                sys.exit(f"{item.get('id')}: {events[-1].to_dict() if events else 'no final event'}")
             print(f"# {item.get('id')}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
             if final is None or final["refused"]:
                 rows.append({"id": item.get("id"), "refused": True})

@@ -30,10 +30,10 @@ def timed(runtime: Runtime, question: str) -> dict:
         if event.type == "token" and out["first_token_s"] is None:
             out["first_token_s"] = time.perf_counter() - start
         elif event.type == "final":
-            out["answer"] = event.data["answer"]
-            out["refused"] = event.data["refused"]
+            out["answer"] = event.answer.text
+            out["refused"] = event.answer.refused
         elif event.type == "error":
-            out["error"] = event.data["message"]
+            out["error"] = event.failure.message
     out["total_s"] = time.perf_counter() - start
     return out
 

@@ -8,6 +8,8 @@ from flask import session
 from werkzeug.exceptions import NotFound
 
 from nistchat.chat import store
+from nistchat.chat.store import Outcome
+from nistchat.engine import Answer, Failure, Source, Verdict
 from nistchat.extensions import db
 from nistchat.models import Conversation, Message, Timing
 from nistchat.topics.questions import Topic
@@ -76,13 +78,13 @@ def test_engine_history_has_earlier_finished_turns_of_this_conversation_oldest_f
             ids.append(message.id)
         for i, mid in enumerate(ids[:3]):
             if i != 1:  # q1 failed: not part of the history
-                store.finish_message(mid, {"final": {"answer": f"a{i}"}})
+                store.finish_message(mid, Outcome(Answer(f"a{i}")))
             else:
-                store.finish_message(mid, {"error": {"kind": "reader", "message": "boom"}})
-        store.finish_message(ids[3], {"final": {"answer": "a3"}})
+                store.finish_message(mid, Outcome(failure=Failure("unreachable", "boom")))
+        store.finish_message(ids[3], Outcome(Answer("a3")))
         session.pop("conversation")
         other = store.start_message("elsewhere", None)
-        store.finish_message(other.id, {"final": {"answer": "other"}})
+        store.finish_message(other.id, Outcome(Answer("other")))
         later = store.start_message("q4", None, conversation=db.session.get(Conversation, message.conversation_id))
         assert store.engine_history(later) == [  # the last two done turns, the prompt rather than the label
             {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"},
@@ -93,17 +95,18 @@ def test_engine_history_has_earlier_finished_turns_of_this_conversation_oldest_f
 def test_finishing_an_answer_writes_the_outcome_and_its_timings_at_once(app):
     with app.test_request_context("/"):
         mid = store.start_message("q", None).id
-        final = {"answer": "The answer.", "refused": False, "risk": "LOW", "disclaimer": "",
-                 "sentences": [{"text": "The answer.", "supported": True, "passage": 1}],
-                 "sources": [{"rank": 1, "id": "p1"}], "backend": {"reader": "embedded:qwen"},
-                 "timings_ms": {"retrieve": 12, "generate": 340.5, "note": "not a number",
-                                "a_stage_name_longer_than_thirty_two_chars": 1}}
-        store.finish_message(mid, {"final": final, "wall_ms": 400.0, "queue_ms": 7, "retry_reason": "too short"})
+        source = Source(1, "p1", "NIST.AI.100-1", "AI RMF", "Core", None, "prose", 0.5, True, text="The answer.")
+        final = Answer("The answer.", risk="LOW", sentences=[Verdict("The answer.", True, 1)], sources=[source],
+                       backend={"reader": "embedded:qwen"}, queue_ms=7,
+                       timings_ms={"retrieve": 12, "generate": 340.5, "note": "not a number",
+                                   "a_stage_name_longer_than_thirty_two_chars": 1})
+        store.finish_message(mid, Outcome(final, wall_ms=400.0, retry_reason="too short"))
         db.session.expire_all()
         message = db.session.get(Message, mid)
         assert (message.status, message.answer, message.risk, message.incomplete) == ("done", "The answer.", "LOW", False)
         assert message.disclaimer is None and message.retried and message.retry_reason == "too short"
-        assert message.verdicts == final["sentences"] and message.sources == final["sources"]
+        assert message.verdicts == [{"text": "The answer.", "supported": True, "passage": 1}]
+        assert message.sources == [source.to_dict()]
         assert message.backend == {"reader": "embedded:qwen"} and message.total_ms == 400.0
         assert message.finished_at is not None
         assert message.timings_ms == {"retrieve": 12.0, "generate": 340.5, "wall": 400.0, "queue": 7.0,
@@ -114,9 +117,8 @@ def test_finishing_an_answer_writes_the_outcome_and_its_timings_at_once(app):
 def test_a_failed_answer_is_stored_incomplete_with_its_partial_text_and_error(app):
     with app.test_request_context("/"):
         mid = store.start_message("q", None).id
-        store.finish_message(mid, {"error": {"kind": "timeout", "message": "The reader stopped.",
-                                             "partial": "Half an ans"},
-                                   "partial": "ignored", "sources": [{"rank": 1}], "risk": "HIGH"})
+        store.finish_message(mid, Outcome(failure=Failure("timeout", "The reader stopped.", "Half an ans"),
+                                          partial="ignored", sources=[{"rank": 1}], risk="HIGH"))
         db.session.expire_all()
         message = db.session.get(Message, mid)
         assert (message.status, message.error_kind, message.error) == ("error", "timeout", "The reader stopped.")

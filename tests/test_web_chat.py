@@ -268,7 +268,8 @@ def test_answers_finishing_at_once_are_all_stored(app):
     """WAL + busy_timeout: concurrent final writes wait for each other instead of failing."""
     import threading
 
-    from nistchat.chat.store import finish_message
+    from nistchat.chat.store import Outcome, finish_message
+    from nistchat.engine import Answer
     from nistchat.extensions import db
     from nistchat.models import Conversation
 
@@ -286,8 +287,7 @@ def test_answers_finishing_at_once_are_all_stored(app):
         with app.app_context():
             start.wait()
             try:
-                finish_message(mid, {"final": {"answer": f"answer {mid}", "timings_ms": {"generate": 1.0}},
-                                     "wall_ms": 5.0})
+                finish_message(mid, Outcome(Answer(f"answer {mid}", timings_ms={"generate": 1.0}), wall_ms=5.0))
             except Exception as exc:  # noqa: BLE001 - recorded for the assertion
                 failures.append(exc)
             finally:

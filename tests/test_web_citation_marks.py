@@ -15,7 +15,7 @@ def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the
     and the text stays escaped around both."""
     from nistchat.chat import store
     from nistchat.engine.verification.citations import checker_marks, source_list
-    from nistchat.engine.types import Passage, Verdict
+    from nistchat.engine.types import Answer, Passage, Verdict
 
     passages = [Passage(rank=i, id=f"p{i}", doc="NIST.AI.100-1", title="AI RMF", section="Core", kind="prose",
                         page=None, text=t, score=0.5)
@@ -26,7 +26,7 @@ def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the
                                             Verdict("GOVERN builds a risk culture [1].", True, 1)])
     mid, _ = ask_and_stream(client, DIRECT_LABEL, topic=True)
     with client.application.test_request_context("/"):
-        store.finish_message(mid, {"final": {"answer": answer, "sources": source_list(passages, answer, marks)}})
+        store.finish_message(mid, store.Outcome(Answer(answer, sources=source_list(passages, answer, marks))))
     assert stored(client, Message, mid).sources[1]["checker_sentences"] == ["MAP frames risks <in context>."]
     page = client.get(f"/c/{stored(client, Message, mid).conversation_id}").get_data(as_text=True)
     shown = re.search(rf'id="answer-{mid}">(.*?)</div>', page, re.S).group(1)

@@ -42,7 +42,7 @@ def stored_answer(client, parent) -> str:
     with client.session_transaction() as session:
         owner = session["owner"]
     passage = Passage(1, parent.id, parent.doc, parent.title, parent.section, parent.kind, parent.page, parent.text, 1.0)
-    sources = [{**s, "text": parent.text} for s in source_list([passage], CLAIM)]
+    sources = [s.to_dict() for s in source_list([passage], CLAIM)]
     with client.application.app_context():
         conv = Conversation(owner=owner, title="widgets")
         db.session.add(conv)

@@ -2,7 +2,8 @@
 list of events, so the page's stream can connect a moment later, reconnect, or go away without
 losing the answer (the run always finishes and stores it).
 
-The web layer holds no retrieval logic: it only consumes `runtime.answer()` events.
+The web layer holds no retrieval logic: it only consumes `runtime.answer()`'s typed events and
+serialises them for the page (SSE) and the API (NDJSON).
 """
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Iterator
 
 from flask import Flask
 
-from ..engine.errors import BackendError, IndexMissing
-from ..engine.backends import Ticket
+from ..engine import (BackendError, Checked, Error, Event, Failure, Final, IndexMissing, Queue, Retry, Sources,
+                      Ticket, Token)
 from ..logs import daily
-from .store import engine_history, finish_message
+from .store import Outcome, engine_history, finish_message
 
 log = logging.getLogger(__name__)
 KEEP_FINISHED_S = 300  # a finished run stays replayable this long (for reconnects)
@@ -106,76 +107,43 @@ def shown_passages(passages: list[dict]) -> list[dict]:
     return [{**p, "rank": p.get("n", i)} for i, p in enumerate(passages, 1)]
 
 
-def with_text(final_sources: list[dict], shown: list[dict]) -> list[dict]:
-    """The final source list carries no passage text; add it back so a stored answer can show
-    the supporting passage on expand."""
-    by_id = {p.get("id"): p for p in shown}
-    return [{**s, "text": s.get("text") or by_id.get(s.get("id"), {}).get("text", "")} for s in final_sources]
-
-
-def _error(kind: str, message: str, partial: str) -> dict:
-    return {"type": "error", "kind": kind, "message": message, "partial": partial}
+def _failed(outcome: Outcome, kind: str, message: str) -> dict:
+    outcome.failure = Failure(kind, message, outcome.partial)
+    return Error(outcome.failure).to_dict()
 
 
 def execute(app: Flask, runtime, run: AnswerRun) -> None:
-    """Consume the engine's events for one message, publish each, then store the outcome."""
+    """Consume the engine's events for one message, publish each (serialised here, at the edge),
+    then store the outcome. The run's ticket is handed to the answer, which finishes it."""
     from ..extensions import db
     from ..models import Message
 
     with app.app_context():
         message = db.session.get(Message, run.message_id)
-        outcome: dict = {"verdicts": []}
-        tokens: list[str] = []
+        outcome = Outcome()
+        ticket, run.ticket = run.ticket, None
         try:
             message.attempts = (message.attempts or 0) + 1  # committed before the reader is touched
             db.session.commit()
-            history = engine_history(message)
-            events = runtime.answer(message.prompt or message.question, history, label=message.label,
-                                    direct_answer=message.direct_answer, ticket=run.ticket, docs=message.docs)
+            events = runtime.answer(message.prompt or message.question, engine_history(message), label=message.label,
+                                    direct_answer=message.direct_answer, ticket=ticket, docs=message.docs)
+            ticket = None  # the answer owns it now
             for event in events:
-                data = event.to_dict() if hasattr(event, "to_dict") else dict(event)
-                kind = data.get("type")
-                if kind == "sources":
-                    data = {**data, "passages": shown_passages(data.get("passages", []))}
-                    outcome["sources"] = data["passages"]
-                    outcome["risk"] = data.get("risk") or outcome.get("risk")
-                elif kind == "token":
-                    if run.first_token_at is None:
-                        run.first_token_at = time.monotonic()
-                    tokens.append(data.get("text", ""))
-                elif kind == "verdict":
-                    outcome["verdicts"].append({k: data.get(k) for k in ("text", "supported", "passage")})
-                elif kind == "retry":
-                    outcome["retry_reason"] = data.get("reason", "")
-                    tokens, outcome["verdicts"] = [], []
-                elif kind == "final":
-                    data = {**data, "sources": with_text(data.get("sources") or [], outcome.get("sources") or [])}
-                    outcome["final"] = data
-                    outcome["queue_ms"] = data.get("queue_ms")
-                elif kind == "error":
-                    outcome["error"] = data
-                elif kind == "queue":
-                    run.ahead = data.get("ahead", 0)
-                run.publish(data)
+                run.publish(record(event, outcome, run))
         except IndexMissing as exc:
-            outcome["error"] = _error("index_missing", str(exc), "".join(tokens))
-            run.publish(outcome["error"])
+            run.publish(_failed(outcome, "index_missing", str(exc)))
         except BackendError as exc:
-            outcome["error"] = _error(exc.kind, exc.message, "".join(tokens))
-            run.publish(outcome["error"])
+            run.publish(_failed(outcome, exc.kind, exc.message))
         except Exception as exc:  # never a stack trace on the page; the log has it
             log.exception("answer %s failed", run.message_id)
-            outcome["error"] = _error("internal", f"The answer failed unexpectedly ({type(exc).__name__}). "
-                                                  "The server log has the details.", "".join(tokens))
-            run.publish(outcome["error"])
+            run.publish(_failed(outcome, "internal", f"The answer failed unexpectedly ({type(exc).__name__}). "
+                                                     "The server log has the details."))
         finally:
-            if run.ticket is not None:
-                runtime.queue.finish(run.ticket)  # a refused or failed answer gives up its place too
-        if "final" not in outcome and "error" not in outcome:
-            outcome["error"] = _error("interrupted", "The answer stopped before it was complete.", "".join(tokens))
-            run.publish(outcome["error"])
-        outcome["partial"] = "".join(tokens)
-        outcome["wall_ms"] = round((time.monotonic() - run.submitted) * 1000, 1)
+            if ticket is not None:  # never handed to an answer
+                runtime.queue.finish(ticket)
+        if outcome.answer is None and outcome.failure is None:
+            run.publish(_failed(outcome, "interrupted", "The answer stopped before it was complete."))
+        outcome.wall_ms = round((time.monotonic() - run.submitted) * 1000, 1)
         try:
             stored = finish_message(run.message_id, outcome)
             daily.append(app.config["SETTINGS"].instance_dir, {
@@ -193,9 +161,32 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
         run.close()
 
 
+def record(event: Event, outcome: Outcome, run: AnswerRun) -> dict:
+    """Note what the store will need from one event, and give its wire form (the page's numbering)."""
+    data = event.to_dict()
+    if isinstance(event, Sources):
+        data["passages"] = outcome.sources = shown_passages(data["passages"])
+        outcome.risk = event.risk or outcome.risk
+    elif isinstance(event, Token):
+        if run.first_token_at is None:
+            run.first_token_at = time.monotonic()
+        outcome.partial += event.text
+    elif isinstance(event, Checked):
+        outcome.verdicts.append({k: data[k] for k in ("text", "supported", "passage")})
+    elif isinstance(event, Retry):
+        outcome.retry_reason, outcome.partial, outcome.verdicts = event.reason, "", []
+    elif isinstance(event, Final):
+        outcome.answer = event.answer
+    elif isinstance(event, Error):
+        outcome.failure = event.failure
+    elif isinstance(event, Queue):
+        run.ahead = event.ahead
+    return data
+
+
 def abandon(message_id: int, reason: str) -> None:
     """Mark a pending message that will not be run again as failed, keeping what it has."""
-    finish_message(message_id, {"error": _error("interrupted", reason, "")})
+    finish_message(message_id, Outcome(failure=Failure("interrupted", reason)))
 
 
 def resume_or_abandon(app: Flask, runtime, message) -> AnswerRun | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask, current_app
 
 from ..auth import owner_id
-from ..engine.errors import IndexMissing
+from ..engine import IndexMissing, question_problem
 from ..extensions import app_runtime, limiter
 from ..models import Conversation, Message
 from ..topics.questions import Topic
@@ -26,13 +26,8 @@ ask_rate_limit = limiter.shared_limit(ask_limit, scope="ask")
 
 
 def check_question(text: str) -> str | None:
-    """Why a question cannot be asked, or None. Checked before anything touches a model."""
-    limit = current_app.config["SETTINGS"].answer.max_question_chars
-    if not text.strip():
-        return "Please type a question first."
-    if len(text) > limit:
-        return f"That question is {len(text):,} characters long; the limit is {limit:,}. Please shorten it."
-    return None
+    """Why a question cannot be asked, or None: the engine's own check, before anything is stored."""
+    return question_problem(text, current_app.config["SETTINGS"].answer.max_question_chars) or None
 
 
 def document_choices() -> list:

@@ -2,9 +2,13 @@
 answer (a partial one, marked incomplete, when the answer fails)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from flask import abort, session
 
 from ..auth import is_admin, owner_id
+from ..engine import Answer, Failure
+from ..engine.types import verdict_dict
 from ..extensions import db
 from ..models import Conversation, Message, Timing, is_new_id, utcnow
 from ..topics.questions import Topic
@@ -72,38 +76,50 @@ def engine_history(message: Message) -> list[dict]:
     return history
 
 
-def finish_message(message_id: int, outcome: dict) -> Message:
+@dataclass
+class Outcome:
+    """What one answer run produced, as the store writes it: the engine's `Answer`, or its
+    `Failure` with what had streamed by then (the passages shown, the verdicts, the partial text)."""
+    answer: Answer | None = None
+    failure: Failure | None = None
+    partial: str = ""  # the text streamed of the last attempt
+    sources: list[dict] = field(default_factory=list)  # the passages as shown (numbered as the reader saw them)
+    verdicts: list[dict] = field(default_factory=list)  # the verdicts streamed so far
+    risk: str | None = None
+    retry_reason: str | None = None
+    wall_ms: float | None = None
+
+
+def finish_message(message_id: int, outcome: Outcome) -> Message:
     """Write the whole outcome of one answer in a single transaction."""
     message = db.session.get(Message, message_id)
-    final = outcome.get("final") or {}
-    error = outcome.get("error")
-    message.answer = final.get("answer", outcome.get("partial", ""))
-    message.refused = bool(final.get("refused", False))
-    message.risk = final.get("risk") or outcome.get("risk")
-    message.disclaimer = final.get("disclaimer") or None
-    message.verdicts = final.get("sentences") or outcome.get("verdicts") or []
-    message.retried = bool(final.get("retried") or outcome.get("retry_reason"))
-    message.retry_reason = outcome.get("retry_reason")
-    message.sources = final.get("sources") or outcome.get("sources") or []
-    message.backend = final.get("backend") or outcome.get("backend")
+    answer, failure = outcome.answer, outcome.failure
     message.finished_at = utcnow()
-    message.total_ms = outcome.get("wall_ms")
-    if error:
-        message.status = "error"
-        message.error_kind = error.get("kind")
-        message.error = error.get("message")
-        message.incomplete = True
-        message.answer = error.get("partial") or outcome.get("partial", "")
-    else:
-        message.status = "done"
-        message.incomplete = bool(final.get("incomplete", False))
-        if final.get("small_talk") and not message.refused:
+    message.total_ms = outcome.wall_ms
+    message.retry_reason = outcome.retry_reason
+    message.risk = (answer.risk if answer else None) or outcome.risk
+    if answer is not None and failure is None:
+        message.status, message.incomplete = "done", False
+        message.answer, message.refused = answer.text, answer.refused
+        message.disclaimer = answer.disclaimer or None
+        message.verdicts = [verdict_dict(v) for v in answer.sentences] or outcome.verdicts
+        message.retried = answer.retried or bool(outcome.retry_reason)
+        message.sources = [s.to_dict() for s in answer.sources] or outcome.sources
+        message.backend = answer.backend or None
+        if answer.small_talk and not answer.refused:
             message.kind = "small_talk"  # answered from the catalogue: no answer to count in /metrics
-    timings = dict(final.get("timings_ms") or {})
-    if outcome.get("wall_ms") is not None:
-        timings["wall"] = outcome["wall_ms"]
-    if outcome.get("queue_ms") is not None:
-        timings["queue"] = outcome["queue_ms"]
+        timings = dict(answer.timings_ms)
+        timings["queue"] = answer.queue_ms
+    else:
+        failure = failure or Failure("interrupted", "The answer stopped before it was complete.", outcome.partial)
+        message.status, message.incomplete = "error", True
+        message.error_kind, message.error = failure.kind, failure.message
+        message.answer = failure.partial or outcome.partial
+        message.refused, message.retried = False, bool(outcome.retry_reason)
+        message.verdicts, message.sources = outcome.verdicts, outcome.sources
+        timings = {}
+    if outcome.wall_ms is not None:
+        timings["wall"] = outcome.wall_ms
     for stage, ms in timings.items():
         if isinstance(ms, (int, float)):
             db.session.add(Timing(message_id=message.id, stage=str(stage)[:32], ms=float(ms)))

@@ -1,5 +1,7 @@
-"""The engine as one object per process: settings, the model registry, the loaded index and
-the retriever, each created lazily and once. The CLI and the web app both hold one Runtime."""
+"""The engine as one object per process, and the one place its parts are wired together:
+settings, the model registry, the reader queue, the loaded index, the retriever and the answer
+pipeline, each created lazily and once and handed to the parts that use them. The CLI and the
+web app both hold one Runtime; no stage calls back into it."""
 from __future__ import annotations
 
 import threading
@@ -9,17 +11,22 @@ from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
 from .errors import IndexMissing
 from .backends.queue import ReaderQueue, Ticket
-from .types import Answer, Event, Failure, Retrieval
+from .answer.events import Event, Final
+from .answer.events import Error as ErrorEvent
+from .types import Answer, Failure, Retrieval
 
 
 class Runtime:
-    def __init__(self, settings: Settings | None = None, models: ModelRegistry | None = None):
+    def __init__(self, settings: Settings | None = None, models: ModelRegistry | None = None, index=None):
+        """`models` and `index` are built from the settings on first use unless handed in (a test
+        passes a registry whose reader is a named test double, over an index already loaded)."""
         self.settings = settings or load_settings()
         self._models = models
         self._lock = threading.RLock()
-        self._index = None
+        self._index = index
         self._retriever = None
         self._small_talk = None
+        self._pipeline = None
         q = self.settings.queue
         self.queue = ReaderQueue(q.max_waiting, q.max_waiting_per_browser, slots=q.reader_slots)
 
@@ -60,6 +67,7 @@ class Runtime:
         with self._lock:
             self._index = None
             self._retriever = None
+            self._pipeline = None
 
     @property
     def retriever(self):
@@ -116,23 +124,32 @@ class Runtime:
         """`docs` limits the search to those document ids (empty or None: all documents)."""
         return self.retriever.retrieve(question, k=k, history=history, mode=mode, docs=docs)
 
+    @property
+    def pipeline(self):
+        from .answer.pipeline import Pipeline
+
+        with self._lock:
+            if self._pipeline is None:
+                self._pipeline = Pipeline(self.settings, models=self.models, queue=self.queue,
+                                          retriever=lambda: self.retriever, small_talk=lambda: self.small_talk)
+            return self._pipeline
+
     def answer(self, question: str, history: list[dict] | None = None, *, label: str | None = None,
                direct_answer: str | None = None, ticket: Ticket | None = None,
                docs: list[str] | None = None) -> Iterator[Event]:
-        """Events of one answer. `ticket` is the caller's place in `self.queue` (taken when the
-        question was asked, so a full queue is refused before anything is stored); without one
-        the answer takes an uncapped ticket of its own. `docs` limits retrieval to those documents."""
-        from .answer.pipeline import answer
-
-        return answer(self, question, history or [], label=label, direct_answer=direct_answer, ticket=ticket,
-                      docs=docs)
+        """Events of one answer (`answer.events`). `ticket` is the caller's place in `self.queue`
+        (taken when the question was asked, so a full queue is refused before anything is stored),
+        handed over to the answer, which finishes it; without one the answer takes an uncapped
+        ticket of its own. `docs` limits retrieval to those documents."""
+        return self.pipeline.answer(question, history or [], label=label, direct_answer=direct_answer, ticket=ticket,
+                                    docs=docs)
 
     def ask(self, question: str, history: list[dict] | None = None, *,
             docs: list[str] | None = None) -> Answer | Failure:
         """The whole answer at once, typed: `Answer`, or `Failure` when it could not be completed."""
         for event in self.answer(question, history, docs=docs):
-            if event.type == "final":
-                return Answer.from_final(event.data)
-            if event.type == "error":
-                return Failure(event.data["kind"], event.data["message"], event.data.get("partial", ""))
+            if isinstance(event, Final):
+                return event.answer
+            if isinstance(event, ErrorEvent):
+                return event.failure
         return Failure("interrupted", "The answer stream ended without a result.")

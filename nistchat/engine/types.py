@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, get_args
 
 Kind = Literal["prose", "table", "figure", "list"]
 Ranked = list[tuple[str, float]]  # one search's children, best first: (child id, score)
@@ -164,29 +164,10 @@ class Verdict:
     reason: str = ""  # the string rule that decided instead of the verifier, when one did
 
 
-EventType = Literal["sources", "queue", "token", "verdict", "retry", "final", "error"]
-ErrorKind = Literal["unreachable", "model_missing", "timeout", "interrupted", "bad_input"]
-
-
-@dataclass
-class Event:
-    """One item of `engine.answer()`'s stream (the contract the page and the CLI consume).
-
-    sources: {"passages": [...]} · token: {"text"} · verdict: {"text", "supported", "passage"}
-    queue: {"ahead"} (answers using the reader before this one) · retry: {"reason"}
-    final: {"answer", "refused", "risk", "disclaimer", "sources", ...}
-    error: {"kind", "message", "partial"}
-    """
-    type: EventType
-    data: dict[str, Any]
-
-    def to_dict(self) -> dict:
-        return {"type": self.type, **self.data}
-
-
 @dataclass
 class Source:
-    """A passage as listed under an answer (numbered as the reader saw it)."""
+    """A passage as listed under an answer (numbered as the reader saw it), with its text so a
+    stored answer can show the supporting passage."""
     rank: int
     id: str
     doc: str
@@ -197,41 +178,86 @@ class Source:
     score: float
     cited: bool  # the answer cites it as [rank], or the checker matched one of its sentences to it
     checker_sentences: list[str] = field(default_factory=list)  # unmarked sentences the checker matched to it
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def verdict_dict(v: Verdict) -> dict:
+    """A verdict as the wire and the store carry it (`reason` only when a string rule decided)."""
+    out = {"text": v.text, "supported": v.supported, "passage": v.passage}
+    if v.reason:
+        out["reason"] = v.reason
+    return out
 
 
 @dataclass
 class Answer:
-    """A finished answer, for Python callers (`Runtime.ask`); the event stream carries the same data."""
-    question: str
+    """A finished answer: the `final` event's content, what the store keeps and the CLI prints."""
     text: str
-    refused: bool
-    risk: str  # HIGH | LOW
-    verified: bool  # every sentence was checked by the verifier
-    flagged: bool  # some sentence is not supported by the passages
-    retried: bool
-    sentences: list[Verdict]
-    sources: list[Source]
+    question: str = ""
+    refused: bool = False
+    risk: str = ""  # HIGH | LOW ("" for small talk)
+    verified: bool = False  # every sentence was checked by the verifier
+    flagged: bool = False  # some sentence is not supported by the passages
+    retried: bool = False
+    sentences: list[Verdict] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
     disclaimer: str = ""
     refusal_reason: str = ""
+    risk_kinds: list[str] = field(default_factory=list)
+    marks: dict[str, int] = field(default_factory=dict)  # checkable sentences, marked by the reader, by the checker
     backend: dict[str, str] = field(default_factory=dict)
-    timings_ms: dict[str, float] = field(default_factory=dict)
+    timings_ms: dict[str, float | None] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    queue_ms: float = 0.0
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    label: str = ""  # what the person saw (a topic button's label, else the question)
+    docs: list[str] = field(default_factory=list)  # the documents the search was limited to
     trace: dict[str, Any] = field(default_factory=dict)
+    gate: dict[str, Any] | None = None  # the refusal gate's decision, when retrieval ran
+    chosen_attempt: int | None = None
+    direct: bool = False  # a configured answer or small talk: no passage, no reader
+    small_talk: str = ""  # the small-talk kind, when it was one
 
-    @classmethod
-    def from_final(cls, data: dict) -> "Answer":
-        return cls(question=data.get("question", ""), text=data["answer"], refused=data["refused"], risk=data["risk"],
-                   verified=data["verified"], flagged=data.get("flagged", False), retried=data["retried"],
-                   sentences=[Verdict(s["text"], s["supported"], s.get("passage"), s.get("reason", ""))
-                              for s in data.get("sentences", [])],
-                   sources=[Source(**{k: s.get(k) for k in Source.__dataclass_fields__}) for s in data.get("sources", [])],
-                   disclaimer=data.get("disclaimer", ""), refusal_reason=data.get("refusal_reason", ""),
-                   backend=data.get("backend", {}), timings_ms=data.get("timings_ms", {}), trace=data.get("trace", {}))
+    def to_dict(self) -> dict:
+        """The wire form (the `final` event after its type; `/api/ask`, SSE, `nistchat ask --json`)."""
+        out = {"answer": self.text, "refused": self.refused, "refusal_reason": self.refusal_reason, "risk": self.risk,
+               "risk_kinds": self.risk_kinds, "verified": self.verified,
+               "sentences": [verdict_dict(v) for v in self.sentences], "flagged": self.flagged,
+               "retried": self.retried, "disclaimer": self.disclaimer,
+               "sources": [s.to_dict() for s in self.sources], "marks": self.marks, "backend": self.backend,
+               "timings_ms": self.timings_ms, "prompt_tokens": self.prompt_tokens, "queue_ms": self.queue_ms,
+               "attempts": self.attempts, "question": self.question, "label": self.label, "docs": self.docs,
+               "trace": self.trace}
+        if self.direct:
+            out["direct"] = True
+        if self.small_talk:
+            out["small_talk"] = self.small_talk
+        if self.gate is not None:
+            out["gate"] = self.gate
+        if self.chosen_attempt is not None:
+            out["chosen_attempt"] = self.chosen_attempt
+        return out
+
+
+ErrorKind = Literal["unreachable", "model_missing", "index_missing", "timeout", "interrupted", "bad_input",
+                    "internal"]
+ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)  # every producer of an `error` event uses one of these
 
 
 @dataclass
 class Failure:
-    """An answer that could not be completed: why (`kind`, the `error` event's kinds), a message for
-    a person, and the text streamed before the failure (incomplete, never passed off as whole)."""
-    kind: str
+    """An answer that could not be completed: why (`kind`, one of ERROR_KINDS), a message for a
+    person, and the text streamed before the failure (incomplete, never passed off as whole)."""
+    kind: ErrorKind
     message: str
     partial: str = ""
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.partial)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "partial": self.partial, "incomplete": self.incomplete}

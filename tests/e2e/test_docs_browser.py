@@ -41,7 +41,7 @@ def test_a_citation_previews_and_opens_the_viewer_at_the_highlighted_passage(bro
         db.session.add(conv)
         db.session.flush()
         db.session.add(Message(conversation_id=conv.id, owner=owner, question="What does the table say?", status="done",
-                               answer=claim, risk="LOW", sources=[{**s, "text": parent.text} for s in source_list([passage], claim)],
+                               answer=claim, risk="LOW", sources=[s.to_dict() for s in source_list([passage], claim)],
                                verdicts=[{"text": claim, "supported": True, "passage": 1}]))
         db.session.commit()
         conv_id = conv.id

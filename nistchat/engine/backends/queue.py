@@ -143,6 +143,17 @@ class ReaderQueue:
             return True
 
     @contextlib.contextmanager
+    def turn(self, owner: str | None = None, *, priority: int = CHAT) -> Iterator[Ticket]:
+        """A ticket of one's own, held from its turn until the block ends (for a short job that
+        must wait its turn, like judging an eval answer): take, acquire and finish in one place."""
+        ticket = self.take(owner, capped=False, priority=priority)
+        try:
+            self.acquire(ticket)
+            yield ticket
+        finally:
+            self.finish(ticket)
+
+    @contextlib.contextmanager
     def borrow(self) -> Iterator[bool]:
         """Use the reader for a moment without waiting: yields True, holding a slot until the block
         ends, when a slot is free; else False at once. For short, bounded jobs that

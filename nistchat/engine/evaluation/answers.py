@@ -30,7 +30,9 @@ from typing import Callable
 
 from .retrieval import missing_evidence
 from ..retrieval.query import prepare
+from ..answer.events import Error, Final, Sources
 from ..backends.queue import EVAL
+from ..types import verdict_dict
 from ..verification.verify import count_mismatch, split_sentences
 
 JUDGED = ("faithfulness", "relevance", "completeness", "correctness")
@@ -131,43 +133,35 @@ def judge_scores(check: Callable[[str, str], bool], item: dict, outcome: dict, d
 
 
 def answer_item(runtime, item: dict) -> dict:
-    """Ask one question through the real pipeline on an EVAL ticket; what it produced, with timings."""
-    ticket = runtime.queue.take("eval", capped=False, priority=EVAL)
+    """Ask one question through the real pipeline on an EVAL ticket (handed to the answer, which
+    finishes it); what it produced, with timings, as the stored run records it."""
     outcome: dict = {"passages": [], "verdicts": [], "answer": ""}
     t = time.perf_counter()
-    try:
-        for event in runtime.answer(item["question"], ticket=ticket):
-            data = event.data
-            if event.type == "sources":
-                outcome["passages"] = [{k: p.get(k) for k in ("n", "doc", "section", "text")}
-                                       for p in data.get("passages", [])]
-            elif event.type == "final":
-                outcome.update(answer=data["answer"], refused=data["refused"], refusal_reason=data.get("refusal_reason"),
-                               retried=data["retried"], flagged=data.get("flagged"), verdicts=data.get("sentences", []),
-                               risk=data.get("risk"), timings_ms={**data.get("timings_ms", {}),
-                                                                  "queue": data.get("queue_ms", 0.0)})
-            elif event.type == "error":
-                outcome.update(error=f"{data['kind']}: {data['message']}", answer=data.get("partial", ""))
-    finally:
-        runtime.queue.finish(ticket)
+    for event in runtime.answer(item["question"], ticket=runtime.queue.take("eval", capped=False, priority=EVAL)):
+        if isinstance(event, Sources):
+            outcome["passages"] = [{"n": i, "doc": p.doc, "section": p.section, "text": p.text}
+                                   for i, p in enumerate(event.passages, 1)]
+        elif isinstance(event, Final):
+            a = event.answer
+            outcome.update(answer=a.text, refused=a.refused, refusal_reason=a.refusal_reason, retried=a.retried,
+                           flagged=a.flagged, verdicts=[verdict_dict(v) for v in a.sentences], risk=a.risk,
+                           timings_ms={**a.timings_ms, "queue": a.queue_ms})
+        elif isinstance(event, Error):
+            outcome.update(error=f"{event.failure.kind}: {event.failure.message}", answer=event.failure.partial)
     outcome["ms"] = round((time.perf_counter() - t) * 1000, 1)
     return outcome
 
 
 def judge_name(runtime) -> str:
-    runtime.models.get("verifier")
+    runtime.models.verifier()
     return runtime.models.active().get("verifier", "?")
 
 
 def judge_item(runtime, item: dict, outcome: dict) -> dict:
-    """Judged scores on an EVAL ticket (the judge is a model call on the same reader)."""
-    verifier = runtime.models.get("verifier")
-    ticket = runtime.queue.take("eval", capped=False, priority=EVAL)
-    try:
-        runtime.queue.acquire(ticket)
+    """Judged scores, at the reader's turn of an EVAL ticket (the judge is a model call on the same reader)."""
+    verifier = runtime.models.verifier()
+    with runtime.queue.turn("eval", priority=EVAL):
         return judge_scores(verifier.check, item, outcome, runtime.settings.verify.doc_chars)
-    finally:
-        runtime.queue.finish(ticket)
 
 
 def run_answers(runtime, items: list[dict], *, judge_n: int = 0,

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..text import split_sentences
-from ..types import Passage, Verdict
+from ..types import Passage, Source, Verdict
 from .verify import candidate_passages, claim_text, is_checkable, quoted_by
 from .verify import citations as cited_numbers
 
@@ -117,14 +117,14 @@ def marked_share(answer: str, n_passages: int, marks: dict[str, int]) -> tuple[i
             sum(s in marks for s in sentences))
 
 
-def source_list(passages: list[Passage], answer: str = "", marks: dict[str, int] | None = None) -> list[dict]:
-    """Sources as shown to the user: doc id, title, section, page, whether the answer cites it, and
-    the answer's sentences the checker matched to it (`checker_sentences`, shown as its marks)."""
+def source_list(passages: list[Passage], answer: str = "", marks: dict[str, int] | None = None) -> list[Source]:
+    """Sources as shown to the user: doc id, title, section, page, whether the answer cites it, the
+    answer's sentences the checker matched to it (`checker_sentences`, shown as its marks), and the
+    passage's text (a stored answer shows the supporting passage on expand)."""
     cited = {n for s in split_sentences(answer) for n in cited_numbers(s)}
     matched: dict[int, list[str]] = {}
     for sentence, n in (marks or {}).items():
         matched.setdefault(n, []).append(sentence)
-    return [{"rank": i, "id": p.id, "doc": p.doc, "title": p.title, "section": p.section, "page": p.page,
-             "kind": p.kind, "score": p.score, "cited": i in cited or i in matched,
-             "checker_sentences": matched.get(i, [])}
+    return [Source(rank=i, id=p.id, doc=p.doc, title=p.title, section=p.section, page=p.page, kind=p.kind,
+                   score=p.score, cited=i in cited or i in matched, checker_sentences=matched.get(i, []), text=p.text)
             for i, p in enumerate(passages, 1)]

@@ -55,7 +55,7 @@ def test_the_pipeline_answers_small_talk_at_once_without_retrieval_or_risk(tiny_
     start = time.perf_counter()
     events = list(tiny_runtime.answer("Which documents do you know?"))
     elapsed = time.perf_counter() - start
-    final = events[-1].data
+    final = events[-1].to_dict()
     assert [e.type for e in events] == ["sources", "token", "final"]
     assert final["small_talk"] == "documents" and not final["refused"] and final["risk"] == ""
     assert "NIST AI 999-9" in final["answer"] and "Critical Infrastructure" in final["answer"]  # from the index
@@ -64,7 +64,7 @@ def test_the_pipeline_answers_small_talk_at_once_without_retrieval_or_risk(tiny_
 
 
 def test_an_off_topic_question_gets_one_sentence_naming_what_is_covered(tiny_runtime):
-    final = list(tiny_runtime.answer("what's the weather like tomorrow?"))[-1].data
+    final = list(tiny_runtime.answer("what's the weather like tomorrow?"))[-1].to_dict()
     assert final["refused"] and final["refusal_reason"] == "off_topic" and final["small_talk"] == "off_topic"
     assert final["answer"].count(".") <= 2 and "NIST" in final["answer"]
     assert "Closest sources" not in final["answer"]
@@ -73,7 +73,7 @@ def test_an_off_topic_question_gets_one_sentence_naming_what_is_covered(tiny_run
 def test_small_talk_can_be_turned_off(tiny_runtime):
     rt = tiny_runtime.derived({"small_talk": {"enabled": False}})
     assert rt.small_talk is None
-    stages = [s["name"] for s in list(rt.answer("hello there"))[-1].data["trace"]["stages"]]
+    stages = [s["name"] for s in list(rt.answer("hello there"))[-1].answer.trace["stages"]]
     assert "small_talk" not in stages and "refusal_gate" in stages
 
 

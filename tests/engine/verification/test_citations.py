@@ -34,7 +34,7 @@ def test_valid_text_is_untouched():
 
 def test_sources_list_doc_title_section_page_and_what_is_cited():
     rows = source_list([P(1), P(2, page=None)], "Claim [2].")
-    assert [(r["rank"], r["doc"], r["title"], r["section"], r["page"], r["cited"]) for r in rows] == [
+    assert [(r.rank, r.doc, r.title, r.section, r.page, r.cited) for r in rows] == [
         (1, "NIST.AI.800-4", "Monitoring", "Sec 1", 3, False), (2, "NIST.AI.800-4", "Monitoring", "Sec 2", None, True)]
 
 
@@ -57,8 +57,8 @@ def test_an_unmarked_supported_sentence_gets_the_checkers_passage_and_a_marked_o
     assert marks == {"Risk is framed in context by mapping it.": 2}  # the rejected one gets none
     assert marked_share(answer, 2, marks) == (3, 1, 1)
     rows = source_list(QUOTED, answer, marks)
-    assert rows[1]["checker_sentences"] == ["Risk is framed in context by mapping it."] and rows[1]["cited"]
-    assert rows[0]["checker_sentences"] == [] and rows[0]["cited"]
+    assert rows[1].checker_sentences == ["Risk is framed in context by mapping it."] and rows[1].cited
+    assert rows[0].checker_sentences == [] and rows[0].cited
 
 
 def test_an_unverified_sentence_that_quotes_a_passage_gets_its_mark_for_free():
