@@ -271,23 +271,6 @@ class Settings:
         return self.instance_dir / "questions_config.json"
 
 
-# Every retrieval rule by name, with the setting that turns it off, so `nistchat eval retrieval
-# --ablate` can measure what each one is worth on dev and on test (docs/decisions.md keeps the results).
-RULES: dict[str, tuple[str, object]] = {
-    "second_embedder": ("retrieval.second_embedder", ""),
-    "exact_identifiers": ("retrieval.exact_depth", 0),
-    "named_document_scope": ("retrieval.scope_named_docs", False),
-    "join_split_prose": ("retrieval.join_split_prose", False),
-    "weighted_budget": ("retrieval.weighted_budget", False),
-}
-
-
-def rule_off(name: str) -> dict:
-    """The settings change (nested tables) that turns rule `name` off."""
-    key, value = RULES[name]
-    return _nest({key: value})
-
-
 # -- loading and checking
 
 def _hints(kind) -> dict:
@@ -387,7 +370,7 @@ def schema(kind=Settings, prefix: str = ""):
             yield prefix + f.name, f, hints[f.name]
 
 
-def _nest(dotted: dict) -> dict:
+def nest(dotted: dict) -> dict:
     """{"backends.gguf": x} -> {"backends": {"gguf": x}}."""
     out: dict = {}
     for key, value in dotted.items():
@@ -414,7 +397,7 @@ def _overrides(overrides: dict) -> dict:
                                   f"setting {key!r} is ambiguous: say {' or '.join(paths)}")
             key = paths[0]
         dotted[key] = value
-    return _nest(dotted)
+    return nest(dotted)
 
 
 def load_settings(instance_dir: Path | None = None, overrides: dict | None = None,
@@ -435,7 +418,7 @@ def load_settings(instance_dir: Path | None = None, overrides: dict | None = Non
             raise ConfigError(f"{site}: {exc}") from None
     from_env = {key: environ[f.metadata["env"]] for key, f, _t in schema()
                 if f.metadata.get("env") and f.metadata["env"] != "NISTCHAT_INSTANCE_DIR" and environ.get(f.metadata["env"])}
-    settings = _build(Settings, _nest(from_env), "", Path.cwd(), settings)
+    settings = _build(Settings, nest(from_env), "", Path.cwd(), settings)
     return _build(Settings, _overrides(overrides or {}), "", Path.cwd(), settings)
 
 

@@ -203,7 +203,7 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
 
 
 def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:
-    from ..config import RULES, rule_off
+    from ..engine.evaluation import RULES, rule_off
     from ..engine.evaluation import ablate, format_ablation, load_golden, resolve_sets
     from ..evals.store import eval_dirs
 

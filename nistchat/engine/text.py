@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import re
 
+from .vocabulary import ACTION_ID, DOTTED_ID, FRAMEWORK_IDS, FUNCTION_ID
+
 # --------------------------------------------------------------------------------------------
 # Framework identifiers: GOVERN 1.2, MAP 5.1, MEASURE 2.11, MANAGE 4 (function + number),
 # SSDF practice/task ids PW.1.1, PO.1.2.R1, GenAI Profile action ids MP-5.1-005, GV-1.2-001.
 
-FUNCTION_ID = re.compile(r"\b(GOVERN|MAP|MEASURE|MANAGE)\s*-?\s*(\d+(?:\.\d+)*)\b", re.IGNORECASE)
-DOTTED_ID = re.compile(r"\b[A-Z]{2}\.\d+(?:\.\d+)*(?:\.R\d+)?\b", re.IGNORECASE)
-ACTION_ID = re.compile(r"\b[A-Z]{2}-\d+(?:\.\d+)*-\d{3}\b", re.IGNORECASE)
-FRAMEWORK_IDS = (FUNCTION_ID, ACTION_ID, DOTTED_ID)  # in the order overlapping matches are resolved
 
 # A label in running text: an upper-case word and a number ("GOVERN 1.2.", "PW 1.").
 _LABEL_WORD = re.compile(r"^[A-Z]{2,}[A-Z-]*$")

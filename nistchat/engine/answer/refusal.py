@@ -8,7 +8,6 @@ set (scripts/calibrate_refusal.py), never picked by feel.
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,15 +55,11 @@ class Gate:
 
 _VOCAB_TOKEN = re.compile(r"[a-z0-9]+(?:[-/.][a-z0-9]+)*")
 _QUESTION_TOKEN = re.compile(r"[A-Za-z0-9][\w\-/.]*[A-Za-z0-9]|[A-Za-z0-9]")
-_VOCAB_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def vocabulary(index) -> set[str]:
-    """Every word and identifier in the indexed corpus (lower-cased), computed once per index."""
-    try:
-        return _VOCAB_CACHE[index]
-    except (KeyError, TypeError):
-        pass
+    """Every word and identifier in the indexed corpus (lower-cased). A scan of the whole corpus:
+    the answer pipeline keeps one per index."""
     parents = list(getattr(index, "parents", {}).values())
     texts = [f"{p.doc} {p.title} {' '.join(p.heading_path)} {p.text}" for p in parents] or [
         f"{c.doc} {c.text}" for c in index.children]
@@ -74,10 +69,6 @@ def vocabulary(index) -> set[str]:
             vocab.add(tok)  # "nist.sp.800-218a" also yields "800-218a", "800", "218a"
             vocab.update(re.split(r"[./]", tok))
             vocab.update(re.split(r"[-./]", tok))
-    try:
-        _VOCAB_CACHE[index] = vocab
-    except TypeError:
-        pass
     return vocab
 
 

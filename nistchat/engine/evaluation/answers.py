@@ -33,14 +33,11 @@ from ..retrieval.query import prepare
 from ..answer.events import Error, Final, Sources
 from ..backends.queue import EVAL
 from ..types import verdict_dict
+from ..vocabulary import KEY_TERM_STOPWORDS
 from ..verification.verify import count_mismatch, split_sentences
 
 JUDGED = ("faithfulness", "relevance", "completeness", "correctness")
 MAX_CLAIMS = 3  # claims judged per judged metric: bounds the cost of one item
-_STOP = set("""about above after again against also among because been before being below between both
-could does doing down during each from further have having here into itself just more most other over
-same should some such than that their them then there these they this those through under until very
-what when where which while whom with would your which will were used uses using can may must only""".split())
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9]")
 
 
@@ -49,7 +46,7 @@ def fallback_terms(answer: str, limit: int = 8) -> list[str]:
     out: list[str] = []
     for word in _TERM.findall(answer or ""):
         ident = any(c.isdigit() for c in word) or (word.isupper() and len(word) >= 2)
-        if (ident or (len(word) >= 4 and word.lower() not in _STOP)) and word.lower() not in [o.lower() for o in out]:
+        if (ident or (len(word) >= 4 and word.lower() not in KEY_TERM_STOPWORDS)) and word.lower() not in [o.lower() for o in out]:
             out.append(word)
     return out[:limit]
 

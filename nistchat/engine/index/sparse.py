@@ -11,16 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..types import Ranked
+from ..vocabulary import BM25_STOPWORDS, FUNCTION_ID_TOKEN
 
-STOPWORDS = frozenset("""
-a an and are as at be been being but by can could did do does for from had has have how i if in into is it
-its of on or our should so such than that the their them then there these they this those to was we were
-what when where which while who whom why will with would you your also may must not no nor any all each
-""".split())
-
-# Identifiers that must survive tokenisation intact: "GOVERN 1.2", "MAP 5.1", "PW.1.1", "GV-1.1-001",
-# "DP-SGD", "800-218A", "NIST AI 600-1".
-_FUNCTION_ID = re.compile(r"\b(govern|map|measure|manage|gv|mp|ms|mg)\s+(\d+(?:\.\d+)*)\b", re.I)
 _TOKEN = re.compile(r"[a-z0-9]+(?:[._\-/][a-z0-9]+)*", re.I)
 
 
@@ -33,7 +25,7 @@ def bm25_tokenize(text: str) -> list[str]:
     broken across lines ("postdeployment", "thirdparty") while users type the hyphen.
     """
     tokens: list[str] = []
-    for m in _FUNCTION_ID.finditer(text):
+    for m in FUNCTION_ID_TOKEN.finditer(text):
         tokens.append(f"{m.group(1).lower()}_{m.group(2)}")
     for m in _TOKEN.finditer(text):
         tok = m.group(0).lower().strip("._-/")
@@ -46,11 +38,11 @@ def bm25_tokenize(text: str) -> list[str]:
             num = re.search(r"(\d+(?:\.\d+)+)$", tok)
             if num and num.group(1) != tok:
                 tokens.append(num.group(1))
-            tokens.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and not p.isdigit())
+            tokens.extend(p for p in parts if len(p) > 1 and p not in BM25_STOPWORDS and not p.isdigit())
             if "-" in tok and re.fullmatch(r"[a-z]+(?:-[a-z]+)+", tok):
                 tokens.append(tok.replace("-", ""))  # "post-deployment" also as "postdeployment"
             continue
-        if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+        if tok in BM25_STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
             continue
         tokens.append(tok)
     return tokens

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ...config import AnswerSettings, RetrievalSettings
 from ..text import count_tokens, ngrams, split_sentences
+from ..vocabulary import TRIM_STOPWORDS
 from ..types import Candidate, Parent, Passage
 
 ELLIPSIS = "[…]"
@@ -325,7 +326,7 @@ def _slot_text(slot: Slot, budget: int | None, terms: set[str]) -> str:
 def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[Slot]:
     """Fit passages into `budget` tokens: drop the lowest-ranked ones if each would get too little,
     then share the budget by evidence weight (see evidence_weight) above a floor for each."""
-    terms = set(re.findall(r"\w+", _norm(query))) - _QUERY_STOP
+    terms = set(re.findall(r"\w+", _norm(query))) - TRIM_STOPWORDS
     slots = list(slots)
     while slots and budget // len(slots) < cfg.min_passage_tokens and len(slots) > 1:
         slots.pop()
@@ -338,11 +339,6 @@ def fit(slots: list[Slot], budget: int, query: str, cfg: ExpandConfig) -> list[S
         slot.text = _slot_text(slot, None if size <= a else a, terms)
         slot.trimmed = size > a
     return slots
-
-
-_QUERY_STOP = {"the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "is", "are", "what", "which", "how",
-               "why", "does", "do", "did", "it", "its", "that", "this", "with", "by", "as", "be", "from", "at",
-               "nist", "s", "about", "there", "their", "they"}
 
 
 def to_passages(slots: list[Slot]) -> list[Passage]:

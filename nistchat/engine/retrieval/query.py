@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
+from ..vocabulary import FOLLOW_UP_STOPWORDS
 
 # Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
 _TRANSLATE = str.maketrans({
@@ -31,11 +32,6 @@ _FOLLOW_UP_START = re.compile(
     re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|one|ones|the latter|the former)\b",
                       re.IGNORECASE)
-_STOP = {"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "for", "is", "are", "was", "were",
-         "what", "which", "who", "how", "why", "when", "where", "do", "does", "did", "about", "me", "more",
-         "tell", "say", "it", "its", "they", "them", "their", "this", "that", "these", "those", "one", "ones",
-         "else", "also", "so", "then", "first", "second", "third", "last", "other", "next", "same", "with",
-         "be", "can", "could", "would", "should", "please", "there", "any", "some"}
 # A question asking what an acronym means: then its defining occurrence ("... (GAI)") is the answer
 # even when the acronym itself is everywhere in the corpus.
 _DEFINITION_ASK = re.compile(
@@ -130,7 +126,7 @@ def stated_count(text: str) -> int | None:
 
 
 def _content_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[A-Za-z0-9][\w.-]*", text) if w.lower() not in _STOP]
+    return [w for w in re.findall(r"[A-Za-z0-9][\w.-]*", text) if w.lower() not in FOLLOW_UP_STOPWORDS]
 
 
 def is_follow_up(text: str) -> bool:

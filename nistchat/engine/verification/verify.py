@@ -14,13 +14,11 @@ from typing import Callable, Iterator
 from ...config import VerifySettings
 from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
+from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = set("""a an the and or of to in on for by with as at from is are was were be been being that this these
-those it its which who what when where how why does do did can could should would may might will shall not no
-into than then there their they them such also any all each other more most some only about over under""".split())
 DONT_KNOW = re.compile(
     r"\b(?:i (?:do not|don't|don’t) know|(?:i'm|i am) not sure|i (?:cannot|can't|can’t|am unable to) "
     r"(?:answer|find|determine)|(?:the )?(?:context|passages?|documents?|provided information)"
@@ -90,7 +88,7 @@ def is_checkable(sentence: str) -> bool:
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return {w for w in _WORD.findall(text.lower()) if w not in CLAIM_STOPWORDS}
 
 
 def rank_by_overlap(sentence: str, passages: list[Passage]) -> list[int]:

@@ -118,9 +118,9 @@ def test_eval_retrieval_command(runtime, tmp_path):
 
 
 def test_ablation_turns_each_named_rule_off_in_turn(runtime, tmp_path):
-    """Each rule in config.RULES has a switch the retriever honours: turning off exact identifier
+    """Each rule in evaluation.RULES has a switch the retriever honours: turning off exact identifier
     matching loses an identifier question that only the exact list finds at k=1."""
-    from nistchat.config import RULES, rule_off
+    from nistchat.engine.evaluation import RULES, rule_off
     from nistchat.engine.evaluation.retrieval import ablate, format_ablation
 
     item = {"id": "t1", "category": "acronym", "question": "What does GV-1.3-001 say?",
