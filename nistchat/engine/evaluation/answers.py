@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .retrieval import missing_evidence
-from ..retrieval.query import prepare
 from ..answer.events import Error, Final, Sources
 from ..backends.queue import EVAL
+from ..retrieval.query import prepare
 from ..types import verdict_dict
-from ..vocabulary import KEY_TERM_STOPWORDS
 from ..verification.verify import count_mismatch, split_sentences
+from ..vocabulary import KEY_TERM_STOPWORDS
+from .retrieval import missing_evidence
+
+if TYPE_CHECKING:  # an evaluation drives the whole engine: the composition root is below it
+    from ..runtime import Runtime
 
 JUDGED = ("faithfulness", "relevance", "completeness", "correctness")
 MAX_CLAIMS = 3  # claims judged per judged metric: bounds the cost of one item
@@ -129,7 +132,7 @@ def judge_scores(check: Callable[[str, str], bool], item: dict, outcome: dict, d
             "correctness": share(expected, sentences)}
 
 
-def answer_item(runtime, item: dict) -> dict:
+def answer_item(runtime: Runtime, item: dict) -> dict:
     """Ask one question through the real pipeline on an EVAL ticket (handed to the answer, which
     finishes it); what it produced, with timings, as the stored run records it."""
     outcome: dict = {"passages": [], "verdicts": [], "answer": ""}
@@ -149,19 +152,19 @@ def answer_item(runtime, item: dict) -> dict:
     return outcome
 
 
-def judge_name(runtime) -> str:
+def judge_name(runtime: Runtime) -> str:
     runtime.models.verifier()
     return runtime.models.active().get("verifier", "?")
 
 
-def judge_item(runtime, item: dict, outcome: dict) -> dict:
+def judge_item(runtime: Runtime, item: dict, outcome: dict) -> dict:
     """Judged scores, at the reader's turn of an EVAL ticket (the judge is a model call on the same reader)."""
     verifier = runtime.models.verifier()
     with runtime.queue.turn("eval", priority=EVAL):
         return judge_scores(verifier.check, item, outcome, runtime.settings.verify.doc_chars)
 
 
-def run_answers(runtime, items: list[dict], *, judge_n: int = 0,
+def run_answers(runtime: Runtime, items: list[dict], *, judge_n: int = 0,
                 on_item: Callable[[dict, dict], None] | None = None) -> list[dict]:
     """Answer and score each item; `on_item(item, record)` after each (storage, progress)."""
     judge = judge_name(runtime) if judge_n else ""

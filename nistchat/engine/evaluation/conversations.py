@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..retrieval import Retriever
 from .retrieval import missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
@@ -158,7 +159,7 @@ def _search_text(retrieval) -> str:
     return str(items[0].get("search_text", "")) if items else ""
 
 
-def run_conversations(retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None) -> ConversationReport:
+def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None) -> ConversationReport:
     """Every turn of every conversation through `retriever.retrieve` with the history before it.
     Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each."""
     report = ConversationReport(k=k)

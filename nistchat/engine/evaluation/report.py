@@ -17,6 +17,10 @@ import math
 import subprocess
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an evaluation drives the whole engine: the composition root is below it
+    from ..runtime import Runtime
 
 LOWER_BETTER = {"wrongly_refused"}
 STAGES = ("queue", "retrieve", "first_token", "generate", "verify", "retry", "total")
@@ -43,7 +47,7 @@ def git_commit(root: Path) -> str:
         return ""
 
 
-def config_snapshot(runtime, **extra) -> dict:
+def config_snapshot(runtime: Runtime, **extra) -> dict:
     """What a run ran with: the models, backend, k, context budget, every rule switch (the whole
     settings object), the git commit and the index manifest."""
     from ...config import PROJECT_ROOT

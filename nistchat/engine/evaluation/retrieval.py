@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..retrieval import Retriever
+
 MODES = ("hybrid", "dense", "bm25")
 
 
@@ -55,7 +57,7 @@ def _pct(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 1) if values else 0.0
 
 
-def evaluate(retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: int = 2,
+def evaluate(retriever: Retriever, golden: list[dict], *, k: int = 6, modes=MODES, warmup: int = 2,
              on_item=None) -> dict:
     """Run every golden question through each mode; metrics over answerable items, latency over all.
     `report["items"]` has one record per question (scores per mode, the first mode's passages), for
@@ -182,7 +184,7 @@ def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], lis
     return found, notes
 
 
-def ablate(retriever, sets: dict[str, list[dict]], rules: dict[str, dict], *, k: int = 6) -> dict[str, dict]:
+def ablate(retriever: Retriever, sets: dict[str, list[dict]], rules: dict[str, dict], *, k: int = 6) -> dict[str, dict]:
     """Hybrid evidence-hit@k per set with every rule on ("all rules"), then with each rule off in
     turn. `rules` maps a rule's name to the retrieval-settings change that turns it off. Why per
     set: a rule that helps dev but not test was fitted to dev."""

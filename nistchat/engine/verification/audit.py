@@ -21,12 +21,15 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 import numpy as np
 
+from ...config import Settings
+from ..backends.select import ModelRegistry
 from ..retrieval.query import NUMBER_WORDS
 from ..text import split_sentences
-from ..types import Passage
+from ..types import Passage, Retrieval
 from .verify import (_NEGATION, _content_words, _present, _stretches, anchors, claim_text, document_for,
                      is_checkable, stated_nowhere, ungrounded, _haystack)
 
@@ -101,12 +104,12 @@ def _words(text: str) -> set[str]:
     return {w for w in _content_words(text) if len(w) > 1 or w.isdigit()}
 
 
-def _pool(runtime, question: str, sentences: list[str], docs: list[str] | None, k: int) -> list[Passage]:
+def _pool(engine: Engine, question: str, sentences: list[str], docs: list[str] | None, k: int) -> list[Passage]:
     """Passages for question+answer, then for each sentence, without repeats, in that order."""
     joined = f"{question.strip()} {' '.join(sentences)}"[:MAX_QUERY_CHARS]
     seen: dict[str, Passage] = {}
     for query, depth in [(joined, k)] + [(s, PER_SENTENCE_K) for s in sentences]:
-        for p in runtime.retrieve(query, k=depth, docs=docs).passages:
+        for p in engine.retrieve(query, k=depth, docs=docs).passages:
             seen.setdefault(p.id, p)
     return list(seen.values())
 
@@ -216,7 +219,15 @@ def check_sentence(claim: str, sentence: str, evidence: Evidence, question: str 
                           round(coverage, 3), round(c, 3), verdict_judge, "; ".join(reasons))
 
 
-def audit(runtime, question: str, answer: str, *, docs: list[str] | None = None, judge: bool = True,
+class Engine(Protocol):
+    """What an audit uses of the engine (a Runtime is one): retrieval, the models, the settings."""
+    settings: Settings
+    models: ModelRegistry
+
+    def retrieve(self, question: str, *, k: int = 6, docs: list[str] | None = None) -> Retrieval: ...
+
+
+def audit(engine: Engine, question: str, answer: str, *, docs: list[str] | None = None, judge: bool = True,
           k: int = 6, thresholds: AuditThresholds | None = None) -> AuditResult:
     """Check `answer` (to `question`) against the publications. `judge=False` never calls the verifier."""
     thresholds = thresholds or AuditThresholds()
@@ -224,20 +235,20 @@ def audit(runtime, question: str, answer: str, *, docs: list[str] | None = None,
     sentences = [s for s in split_sentences(answer) if is_checkable(s)]
     if not sentences and answer.strip():
         sentences = [answer.strip()]
-    passages = _pool(runtime, question, [claim_text(s) for s in sentences], docs, k)
+    passages = _pool(engine, question, [claim_text(s) for s in sentences], docs, k)
     retrieve_ms = (time.perf_counter() - start) * 1000
-    embedder = runtime.models.get("embedder")
+    embedder = engine.models.embedder()
     check = None
     models = {"embedder": getattr(embedder, "name", "embedder")}
     if judge:
-        verifier = runtime.models.get("verifier")
+        verifier = engine.models.verifier()
         check = verifier.check
-        active = runtime.models.active() if hasattr(runtime.models, "active") else {}
+        active = engine.models.active()
         models["verifier"] = active.get("verifier", getattr(verifier, "name", "verifier"))
     t = time.perf_counter()
     evidence = Evidence(passages, embedder)
     results = [check_sentence(claim_text(s), s, evidence, question, check,
-                              runtime.settings.verify.doc_chars) for s in sentences]
+                              engine.settings.verify.doc_chars) for s in sentences]
     check_ms = (time.perf_counter() - t) * 1000
     trust = round(sum(r.score for r in results) / len(results), 3) if results else 0.0
     used = sorted({r.passage["id"] for r in results if r.passage})
@@ -248,14 +259,13 @@ def audit(runtime, question: str, answer: str, *, docs: list[str] | None = None,
                         "total": round((time.perf_counter() - start) * 1000, 1)})
 
 
-
-def measure_pairs(runtime, pairs: list[dict], *, judge: bool = False, log=None) -> dict:
+def measure_pairs(engine: Engine, pairs: list[dict], *, judge: bool = False, log=None) -> dict:
     """Score each pair's faithful and changed answer; the share where the faithful one scores higher,
     and the score distributions the thresholds are chosen from."""
     rows = []
     for pair in pairs:
-        good = audit(runtime, pair["question"], pair["faithful"], judge=judge)
-        bad = audit(runtime, pair["question"], pair["changed"], judge=judge)
+        good = audit(engine, pair["question"], pair["faithful"], judge=judge)
+        bad = audit(engine, pair["question"], pair["changed"], judge=judge)
         rows.append({"id": pair.get("id"), "change": pair.get("change"), "faithful": good.trust_score,
                      "changed": bad.trust_score, "higher": good.trust_score > bad.trust_score,
                      "faithful_verdicts": [s.verdict for s in good.sentences],
