@@ -7,10 +7,18 @@ NDJSON, CLI JSON) by `to_dict()`. The contract (fields, order, error kinds) is d
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import ClassVar, Union
 
 from ..types import Answer, Failure, Passage, Verdict, verdict_dict
+
+
+class _Flat:
+    """An event whose fields are its wire keys."""
+    type: ClassVar[str]
+
+    def to_dict(self) -> dict:
+        return {"type": self.type, **asdict(self)}
 
 
 @dataclass(frozen=True)
@@ -28,17 +36,14 @@ class Sources:
 
 
 @dataclass(frozen=True)
-class Queue:
+class Queue(_Flat):
     """Answers ahead of this one at the reader (0 once its turn has come)."""
     type: ClassVar[str] = "queue"
     ahead: int
 
-    def to_dict(self) -> dict:
-        return {"type": self.type, "ahead": self.ahead}
-
 
 @dataclass(frozen=True)
-class Prefill:
+class Prefill(_Flat):
     """The reader starts reading a prompt: how long, and how long that should take here."""
     type: ClassVar[str] = "prefill"
     prompt_tokens: int
@@ -46,19 +51,12 @@ class Prefill:
     limit_s: float
     expected_s: float | None
 
-    def to_dict(self) -> dict:
-        return {"type": self.type, "prompt_tokens": self.prompt_tokens, "attempt": self.attempt,
-                "limit_s": self.limit_s, "expected_s": self.expected_s}
-
 
 @dataclass(frozen=True)
-class Token:
+class Token(_Flat):
     type: ClassVar[str] = "token"
     text: str
     attempt: int
-
-    def to_dict(self) -> dict:
-        return {"type": self.type, "text": self.text, "attempt": self.attempt}
 
 
 @dataclass(frozen=True)
@@ -73,13 +71,10 @@ class Checked:
 
 
 @dataclass(frozen=True)
-class Retry:
+class Retry(_Flat):
     type: ClassVar[str] = "retry"
     reason: str
     attempt: int
-
-    def to_dict(self) -> dict:
-        return {"type": self.type, "reason": self.reason, "attempt": self.attempt}
 
 
 @dataclass(frozen=True)
