@@ -132,11 +132,11 @@ def estimate_tokens(text: str, *, by: str) -> int:
 
     - "words": word count x 1.3, plus one (chunk sizes: the index is built with it);
     - "pieces": words and punctuation marks (the context budget, from passage trimming to the
-      prompt). Qwen's tokenizer gives ~5 % more on the passages retrieval sends (p90 +12 %).
+      prompt), close to the reader's own tokenizer.
 
     Kept apart because chunk sizes were tuned in words; counting chunks in pieces would change the
-    index. (A third unit, 4 characters, counted the prompt's budget apart from retrieval's and
-    silently dropped passages: docs/decisions.md.)"""
+    index. Retrieval and the prompt count the budget in the same unit, so the prompt drops none of
+    the passages retrieval chose (docs/decisions.md, "Token estimates and sentence splitting")."""
     if by == "words":
         return int(len(text.split()) * 1.3) + 1
     if by == "pieces":

@@ -2,8 +2,8 @@
 declines or nothing it wrote is supported. A refusal says what the corpus covers and points to
 the closest sources, so the user knows where to look instead.
 
-The pre-generation gate compares one retrieval score with a threshold calibrated on the golden
-set (scripts/calibrate_refusal.py), never picked by feel.
+The pre-generation gate compares one retrieval score with thresholds derived on the dev set by
+scripts/calibrate_refusal.py, never picked by feel.
 """
 from __future__ import annotations
 
@@ -17,22 +17,19 @@ from ..retrieval.query import framework_ids
 from ..text import identifier_regex
 from ..types import Passage, Retrieval
 
-# Pre-generation gate, two rules, both thresholds derived by scripts/calibrate_refusal.py on
-# data/eval/golden.jsonl (12 negatives vs 76 answerable questions), never picked by feel:
+# Pre-generation gate, two rules; scripts/calibrate_refusal.py derives both thresholds on the dev
+# set, never picked by feel (re-run it after changing the embedder, the chunking or the dev set;
+# the values live in config.Refusal, `[refusal] threshold / unknown_term_threshold`):
 # 1. threshold: refuse when the feature (top dense cosine between the question and any child
-#    chunk, all-MiniLM-L6-v2) is below it. Off by default (0.0): at the largest threshold that
-#    wrongly refuses no answerable dev question it refused no dev negative that rule 2 misses, and
-#    colloquial questions score low cosines. The gate refuses only clear cases; the reader and the
-#    checks after generation decide the rest (a weak-retrieval answer with no supported sentence
-#    is refused).
+#    chunk, all-MiniLM-L6-v2) is below it. Off by default (0.0): colloquial questions score low
+#    cosines too, so a low score alone is not a clear case. A question whose framework id a
+#    retrieved passage states is exempt (stated_ids) and left out of its calibration.
 # 2. unknown_term_threshold: refuse when the question names something the corpus never mentions (an
-#    acronym, identifier or proper noun absent from the index vocabulary: "HIPAA", "FedRAMP") AND the
-#    feature is below the median answerable score — an unknown name alone is not enough (a user's own
-#    organisation name is unknown too), but with middling retrieval it marks an out-of-corpus topic.
-# Re-run the script after changing the embedder, the chunking or the golden set; the values live
-# in config.Refusal (`[refusal] threshold / unknown_term_threshold`).
-# A question whose framework id (MAP 5.1, PW.4.3) a retrieved passage states is exempt from rule 1
-# (stated_ids) and left out of its calibration. The last calibration run: docs/decisions.md.
+#    acronym, identifier or proper noun absent from the index vocabulary) AND the feature is below
+#    the median answerable score: an unknown name alone is not enough (a user's own organisation
+#    name is unknown too), but with middling retrieval it marks an out-of-corpus topic.
+# The gate refuses only clear cases; the reader and the checks after generation decide the rest
+# (docs/decisions.md, "Refusal gate calibration").
 
 
 @dataclass
@@ -119,7 +116,7 @@ def settings_gate(settings) -> tuple[str, float, float]:
 def stated_ids(question: str, passages: list[Passage]) -> list[str]:
     """Framework identifiers of the question (MAP 5.1, PW.4.3) that a retrieved passage states verbatim.
 
-    Why: the embedder reads "MAP 5.1 ... chaos testing" as little more than its common words, so an
+    Why: the embedder reads an identifier as little more than the common words around it, so an
     id-heavy question can score like an off-topic one; but a passage holding the very identifier the
     question asks about is on topic by definition. A made-up id ("MEASURE 2.14") is stated nowhere."""
     out = []

@@ -32,9 +32,9 @@ def limit_torch_threads(threads: int) -> None:
     """Embed with `threads` torch threads (0: leave torch's default, all cores).
 
     Why one for questions: llama.cpp's threads spin on the same cores while an answer is written,
-    and two torch threads then wait on each other: one question took 500 ms with MiniLM and
-    3,100 ms with EmbeddingGemma on a busy 2-core machine, against 10 ms and 97 ms with one thread
-    (docs/decisions.md). torch's setting is per process, so the CLI's ingest sets it back."""
+    and two torch threads then wait on each other, many times slower than one thread
+    (docs/decisions.md, "One torch thread for questions"). torch's setting is per process, so the
+    CLI's ingest sets it back."""
     if threads:
         import torch
 

@@ -191,9 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # llama.cpp reports a bad file as ValueError; report it, then stop
         report({"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return 3
-    # One request at a time, on the main thread: llama.cpp generates 25-40 % slower when driven
-    # from another thread (measured: 200 tokens in 3.6 s on the main thread, 4.7-5.3 s on a new
-    # one), and one model serves one generation at a time anyway. Callers queue in the backlog.
+    # One request at a time, on the main thread: llama.cpp generates markedly slower when driven
+    # from another thread, and one model serves one generation at a time anyway. Callers queue in
+    # the backlog (docs/decisions.md, "The reader in a worker process").
     server = HTTPServer(("127.0.0.1", args.port), _handler(worker))
     report({"ready": True, "port": server.server_address[1], "pid": os.getpid(), "model": worker.name,
             "variant": worker.variant, "system_info": worker.system_info, "self_test_ms": self_test_ms})

@@ -1,7 +1,7 @@
 """Retrieval on conversations: do follow-up turns get their evidence as often as first turns?
 
 Every other evaluation asks one question at a time; people follow up ("and for MEASURE?", "the 2nd
-one", "does the GenAI profile say the same?"). Each conversation of the set
+one", "does the Profile agree?"). Each conversation of the set
 (data/eval/conversations_dev.jsonl, conversations_test.jsonl) is run turn by turn through the
 retriever with the history the chat would pass: every earlier user question and, as the assistant's
 text, that turn's *expected* answer. The real answers are not generated (that would take the reader

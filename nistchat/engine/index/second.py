@@ -1,13 +1,13 @@
 """A second dense list from a stronger embedder (EmbeddingGemma-300m by default), fused by RRF
 beside the question's MiniLM, BM25 and identifier lists.
 
-Why beside and not instead: on the held-out test set EmbeddingGemma finds what users describe in
-everyday words far more often than MiniLM, while the MiniLM pipeline (and the refusal gate's
-calibration) stays as measured; fusing both gave the best test score for the least loss on dev
-(docs/decisions.md, "A second embedder").
+Why beside and not instead: EmbeddingGemma reads what users describe in everyday words far
+better than MiniLM, while the MiniLM lists and the refusal gate's calibration stay as they were
+fitted; beside also beat instead on dev (docs/decisions.md, "EmbeddingGemma beside MiniLM, built
+in the background").
 
-Why in the background: embedding the corpus with it takes 8-10 minutes on 2 cores, too long for
-a cold `make run`. `nistchat serve` builds it in a separate, low-priority process after the site
+Why in the background: embedding the corpus with it takes minutes on a small CPU, too long for a
+cold `make run`. `nistchat serve` builds it in a separate, low-priority process after the site
 is up (`start_build`); until then retrieval runs without it and the trace says so, and `/status`
 shows the build's progress. Vectors are cached by content hash (data/embcache/), so a rebuild
 embeds only changed text, and the file records which children it covers: after a re-ingest a

@@ -5,8 +5,8 @@ a hit (the whole table, the list with its lead-in). Several children of one pare
 passage; a per-section cap (tighter for figures) stops near-duplicate chunks from filling the
 window; and everything is fitted into `context_tokens`, shared by how strongly the ranking backs
 each passage (evidence_weight), trimming long parents around the sentences/rows that matched
-rather than cutting them blindly at the end. (Pulling in a table's other segments, the list a
-lead-in announces, and keeping list passages whole were measured and removed: docs/decisions.md.)
+rather than cutting them blindly at the end. What else was tried here and removed:
+docs/decisions.md, "Retrieval: what reaches the reader" and "Ablation with the second embedder".
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ Why only the top N: a cross-encoder reads query and passage together, which is w
 "mentions the words" from "answers the question", but it costs a model call per pair, so it sees
 only the head of the fused list; the tail keeps its fused order below the reranked head.
 When no reranker can be loaded the stage says so and keeps the fused order (FALLBACK) instead of
-failing or hiding the gap. (A score blend with list and document priors was the fallback once; it
-lost on both dev and test and was removed: docs/decisions.md.)
+failing or hiding the gap: RRF's "found by both retrievers" is the better order without one
+(docs/decisions.md, "Score-blend fallback (no cross-encoder)").
 """
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 writes a short passage of the kind that would answer the question, in the documents' own terms,
 and that passage is searched alongside the question.
 
-Why: office users describe their situation in everyday words ("HR wants to buy a screening tool")
-while the documents use terms of art ("third-party entities"); a model bridges that where word
-rules shaped around known questions do not (docs/decisions.md, "Query rewriting").
+Why: office users describe their situation in everyday words while the documents use terms of
+art; a model bridges that where word rules shaped around known questions do not (docs/decisions.md,
+"Query rewriting").
 
 The rewrite is bounded: it runs only when the reader is idle (it borrows the reader queue and
 never waits for it), stops at a deadline and keeps what was written by then, and is skipped

@@ -42,9 +42,9 @@ MAX_QUERY_CHARS = 1500  # question + answer, as one retrieval query
 
 @dataclass(frozen=True)
 class AuditThresholds:
-    """Trust score -> label, chosen from the 34 answer pairs (docs/evaluation.md, "Audit"): at 0.75, 25 of 34
-    faithful answers and 7 of 34 changed ones are Supported; at 0.45 every faithful answer is at
-    least Partial and 14 of 34 changed ones are Likely unsupported."""
+    """Trust score -> label, chosen on the answer pairs (faithful and with one fact changed): few
+    changed answers reach Supported, and every faithful one is at least Partial (the figures:
+    docs/evaluation.md, "Audit: checking an answer from elsewhere")."""
     supported: float = 0.75
     partial: float = 0.45
 

@@ -20,14 +20,15 @@ GOLDEN = EVAL_DIR / "golden.jsonl"
 def test_hybrid_retrieval_finds_the_evidence_and_beats_each_retriever(runtime):
     report = evaluate(runtime.retriever, load_golden(GOLDEN), k=6, warmup=0)
     modes = report["modes"]
-    assert modes["hybrid"]["hit"] >= 0.90, modes["hybrid"]["misses"]  # measured 0.921
+    # a floor a little under the measured score (docs/decisions.md, "Quality guards in the test suite")
+    assert modes["hybrid"]["hit"] >= 0.90, modes["hybrid"]["misses"]
     assert modes["hybrid"]["hit"] >= max(modes["dense"]["hit"], modes["bm25"]["hit"])
 
 
 def test_office_phrased_dev_split_keeps_its_floor(runtime):
-    """dev2 on MiniLM's lists (the suite runs without the second embedder): measured hybrid 0.725,
-    dense 0.588, BM25 0.738. MiniLM reads office phrasing poorly, so here fusion does not beat BM25
-    alone (docs/decisions.md); with EmbeddingGemma's list hybrid is 0.800."""
+    """dev2 on MiniLM's lists (the suite runs without the second embedder). MiniLM reads office
+    phrasing poorly, so here fusion need only beat dense, not BM25 (docs/decisions.md, "Quality
+    guards in the test suite")."""
     modes = evaluate(runtime.retriever, load_golden(EVAL_DIR / "dev_office.jsonl"), k=6, warmup=0)["modes"]
     assert modes["hybrid"]["hit"] >= 0.70, modes["hybrid"]["misses"]
     assert modes["hybrid"]["hit"] > modes["dense"]["hit"]
@@ -56,5 +57,6 @@ def test_negatives_are_refused_or_flagged_on_the_1_5b_reader(runtime_1_5b):
 def test_answerable_questions_are_answered_on_the_1_5b_reader(runtime_1_5b):
     answerable = [g for g in map(json.loads, GOLDEN.read_text().splitlines()) if g["evidence"]][::4]
     refused = [g["id"] for g in answerable if _final(runtime_1_5b, g["question"])["refused"]]
-    # measured 3/19 (16 %) on 2026-11-30; the issue's target is 10 %: this guards against regression
+    # the target is 10 %; the guard sits just above the measured rate, so it catches a regression
+    # (docs/decisions.md, "Quality guards in the test suite")
     assert len(refused) <= 0.2 * len(answerable), refused

@@ -1,8 +1,8 @@
 """Small talk and questions about the assistant, told apart from NIST questions before retrieval.
 
-Why a stage of its own: "hi there!" or "which documents do you know?" went through retrieval, the
-risk classifier and the reader, and ended as a refusal with a wall of titles after a minute and
-a half on a busy machine. They need no passage: the answer comes from the catalogue and the
+Why a stage of its own: a greeting or a question about what the assistant knows needs no
+passage, and sent through retrieval, the risk classifier and the reader it ends as a slow refusal
+(docs/decisions.md, "The first quarter hour"). Here the answer comes from the catalogue and the
 settings, at once, with no risk label and no refusal counted.
 
 Why the embedder and labelled examples, not a keyword list: people greet, thank and ask what the
