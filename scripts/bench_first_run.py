@@ -35,7 +35,7 @@ QUESTIONS = [  # written for this benchmark, in a newcomer's words; none is from
     "which of those is supposed to happen all the time, across the others?",
     "we want to use a generative model to draft customer letters - what risks should we plan for?",
     "hello!",
-    "which documents can you answer from?",
+    "what documents do you cover?",
 ]
 AS_BEFORE = """
 [background]

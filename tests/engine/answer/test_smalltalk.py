@@ -30,8 +30,8 @@ def test_small_talk_is_recognised_with_its_kind(classifier, text, kind):
     assert decision.small_talk and decision.kind == kind, decision
 
 
-@pytest.mark.parametrize("text", ["what does GOVERN cover?", "and which of those is cross-cutting?",
-                                  "tell me more about the 2nd one", "hi, what does the AI RMF say about bias?",
+@pytest.mark.parametrize("text", ["what does GOVERN cover?", "and which of them applies across the others?",
+                                  "say more about the third one", "hi, what does the AI RMF say about bias?",
                                   "which documents talk about red teaming?", "what does GOVERN 1.2 say",
                                   "my team built a chatbot that invents policy citations, what should we do?"])
 def test_nist_questions_and_follow_ups_are_searched(classifier, text):
@@ -112,7 +112,7 @@ def test_a_follow_up_after_a_failed_turn_still_knows_the_question(tmp_path, ligh
         db.session.flush()
         failed = Message(conversation_id=conv.id, owner="o", question="what are the AI RMF functions?",
                          status="error", error_kind="timeout", answer="partial words")
-        follow = Message(conversation_id=conv.id, owner="o", question="and which of those is cross-cutting?")
+        follow = Message(conversation_id=conv.id, owner="o", question="and which of them applies across the others?")
         db.session.add_all([failed, follow])
         db.session.commit()
         assert engine_history(follow) == [{"role": "user", "content": "what are the AI RMF functions?"},

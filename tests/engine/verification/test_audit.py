@@ -32,9 +32,9 @@ def test_a_number_no_passage_states_counts_against_its_sentence(runtime):
 
 
 def test_a_changed_function_scores_lower_than_the_faithful_sentence(runtime):
-    faithful = audit(runtime, "What does the MAP function do?",
+    faithful = audit(runtime, "What is the MAP function for?",
                      "The MAP function establishes the context to frame risks related to an AI system.", judge=False)
-    changed = audit(runtime, "What does the MAP function do?",
+    changed = audit(runtime, "What is the MAP function for?",
                     "The MEASURE function establishes the context to frame risks related to an AI system.", judge=False)
     assert faithful.trust_score > changed.trust_score
 

@@ -120,11 +120,11 @@ def test_ungrounded_verdicts_flag_only_unstated_facts():
 
 def test_an_answer_that_only_echoes_the_question_is_a_non_answer():
     from nistchat.engine.verification.verify import restates_question
-    q = "Which clause of ISO/IEC 42001 contains the requirement to perform an AI system impact assessment?"
-    assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment.", q)
-    assert restates_question("ISO/IEC 42001 contains the requirement to perform an AI system impact assessment in "
-                             "clause R: AI system impact assessment.", q)
-    assert not restates_question("Clause 6.1.4 of ISO/IEC 42001 requires an AI system impact assessment.", q)
+    q = "Which section of ISO/IEC 27001 holds the requirement to keep a statement of applicability?"
+    assert restates_question("ISO/IEC 27001 holds the requirement to keep a statement of applicability.", q)
+    assert restates_question("ISO/IEC 27001 holds the requirement to keep a statement of applicability in "
+                             "section R: statement of applicability.", q)
+    assert not restates_question("Clause 6.1.3 of ISO/IEC 27001 requires a statement of applicability.", q)
     q2 = "What are the four functions of the AI RMF Core?"
     assert not restates_question("Govern, Map, Measure, Manage.", q2)
     assert not restates_question("The four functions are GOVERN, MAP, MEASURE and MANAGE [1].", q2)
