@@ -165,7 +165,7 @@ def test_an_answer_streams_through_the_pipeline_with_the_server_as_reader_and_ve
     events = list(server_runtime.answer(QUESTION))
     kinds = [e.type for e in events]
     assert kinds[0] == "sources" and kinds.count("token") > 1 and kinds[-1] == "final", kinds
-    final = events[-1].data
+    final = events[-1].to_dict()
     assert final["backend"]["reader"] == f"openai:{MODEL_ALIAS}"
     assert final["backend"]["verifier"] == f"openai:{MODEL_ALIAS} (as Yes/No judge)"
     first = final["attempts"][0]
