@@ -42,7 +42,7 @@ def runtime_1_5b(index):
 
 
 def _final(runtime, question):
-    return [e for e in runtime.answer(question) if e.type == "final"][-1].data
+    return [e for e in runtime.answer(question) if e.type == "final"][-1].to_dict()
 
 
 @pytest.mark.slow
