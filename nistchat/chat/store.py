@@ -61,14 +61,18 @@ def start_message(question: str, topic: Topic | None, conversation: Conversation
 def engine_history(message: Message) -> list[dict]:
     """Earlier turns of the same conversation, oldest first, as chat messages. A turn that failed
     keeps its question with an empty answer, so a follow-up to it still knows what was asked; small
-    talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks."""
+    talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks. An
+    answer also carries the passages it was given (`sources`) and whether it was a refusal, so a
+    follow-up can lean on them ("the 2nd one", "shorter"; engine/retrieval/followup.py)."""
     rows = (Message.query.filter(Message.conversation_id == message.conversation_id, Message.id < message.id,
                                  Message.status.in_(("done", "error")), Message.kind == "chat")
             .order_by(Message.id.desc()).limit(HISTORY_TURNS).all())
     history: list[dict] = []
     for row in reversed(rows):
         history.append({"role": "user", "content": row.prompt or row.question})
-        history.append({"role": "assistant", "content": row.answer if row.status == "done" else ""})
+        history.append({"role": "assistant", "content": row.answer if row.status == "done" else "",
+                        "sources": list(row.sources or []) if row.status == "done" else [],
+                        "refused": bool(row.refused)})
     return history
 
 

@@ -6,7 +6,10 @@ tests can show any stage's output without knowing how it was made.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .retrieval.followup import Resolution
 
 Kind = Literal["prose", "table", "figure", "list"]
 
@@ -128,6 +131,7 @@ class Retrieval:
     trace: Trace
     timings_ms: dict[str, float]
     list_count: int | None = None  # "the four tiers": the items a list answer should have (verify.count_mismatch)
+    followup: "Resolution | None" = None  # how the turn was understood against the conversation (retrieval.followup)
 
     def to_dict(self) -> dict:
         return {

@@ -121,6 +121,7 @@ class _Run:
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.docs: list[str] = []  # the documents the person limited the search to ([] = all)
+        self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
 
     @property
     def strict(self) -> bool:
@@ -160,7 +161,7 @@ class _Run:
             "prompt_tokens": chosen.prompt_tokens if chosen else 0,
             "queue_ms": round(self.queue_ms, 1),
             "attempts": [a.to_dict() for a in attempts],
-            "question": self.question, "label": self.shown, "docs": self.docs,
+            "question": self.question, "label": self.shown, "docs": self.docs, "searched_for": self.searched_for,
             "trace": self.trace.to_dict(),
         }
         data.update(extra or {})
@@ -352,8 +353,10 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.trace.stages.extend(retrieval.trace.stages)
     run.trace.notes.extend(retrieval.trace.notes)
     run.passages = fit_passages(retrieval.passages, run.opts.context_tokens)
+    if retrieval.followup is not None and retrieval.followup.resolved:
+        run.searched_for = retrieval.followup.question
     yield Event("sources", {"passages": [dict(p.to_dict(), n=i) for i, p in enumerate(run.passages, 1)],
-                            "risk": run.risk.level})
+                            "risk": run.risk.level, "searched_for": run.searched_for})
 
     # refuse before generation when retrieval is off-topic
     t = time.perf_counter()

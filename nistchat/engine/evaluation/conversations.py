@@ -4,7 +4,7 @@ Every other evaluation asks one question at a time; people follow up ("and for M
 one", "does the GenAI profile say the same?"). Each conversation of the set
 (data/eval/conversations_dev.jsonl, conversations_test.jsonl) is run turn by turn through the
 retriever with the history the chat would pass: every earlier user question and, as the assistant's
-text, that turn's *expected* answer. The real answers are not generated (that would take the reader
+text, that turn's *expected* answer, with the passages retrieved for it as its sources. The real answers are not generated (that would take the reader
 minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
 as if each previous answer had been the expected one -- the best case for anything that reads the
 previous answer.
@@ -42,15 +42,6 @@ class Turn:
 class Conversation:
     id: str
     turns: list[Turn]
-
-    def history_before(self, index: int) -> list[dict]:
-        """The chat messages that precede turn `index` (0-based), as `chat.store.engine_history`
-        builds them: user question, then the assistant's text (here the expected answer)."""
-        history: list[dict] = []
-        for turn in self.turns[:index]:
-            history.append({"role": "user", "content": turn.question})
-            history.append({"role": "assistant", "content": turn.answer})
-        return history
 
 
 @dataclass
@@ -163,10 +154,16 @@ def run_conversations(retriever, conversations: list[Conversation], *, k: int = 
     Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each."""
     report = ConversationReport(k=k)
     for conv in conversations:
+        history: list[dict] = []
         for index, turn in enumerate(conv.turns):
             if not turn.evidence:
+                history += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
                 continue
-            result = retriever.retrieve(turn.question, k=k, history=conv.history_before(index))
+            result = retriever.retrieve(turn.question, k=k, history=list(history))
+            # as chat.store.engine_history passes it: the passages this turn's answer was given
+            history += [{"role": "user", "content": turn.question},
+                        {"role": "assistant", "content": turn.answer,
+                         "sources": [{**p.to_dict(), "cited": False} for p in result.passages]}]
             texts = [p.text for p in result.passages]
             missing = missing_evidence(turn.evidence, texts)
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, _search_text(result),

@@ -152,10 +152,15 @@ def _previous_question(history: list[dict] | None, current: str) -> str:
     return ""
 
 
-def prepare(question: str, history: list[dict] | None = None) -> Query:
-    """Normalise the question and, for a follow-up, search with the previous question prepended."""
+def prepare(question: str, history: list[dict] | None = None, *, search_text: str | None = None,
+            note: str = "") -> Query:
+    """Normalise the question and, for a follow-up, search with the previous question prepended;
+    `search_text` (the retriever passes `followup.resolve`'s standalone question) replaces that rule."""
     text = normalise(question)
     shape = {"asks_definition": asks_definition(text), "wants_list": wants_list(text), "count": stated_count(text)}
+    if search_text is not None:
+        searched = normalise(search_text)
+        return Query(question, text, searched, identifiers(searched), searched != text, note, **shape)
     previous = _previous_question(history, text)
     if previous and is_follow_up(text):
         return Query(question, text, f"{previous} {text}", identifiers(f"{previous} {text}"), True,

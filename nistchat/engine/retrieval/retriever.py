@@ -18,10 +18,11 @@ from ...config import RetrievalSettings, Settings, updated
 from . import fusion
 from ..corpus.catalog import Catalog
 from .expand import ExpandConfig, expand
+from .followup import Resolution, resolve
 from .query import Query, prepare
 from .rerank import rerank
 from ..text import count_tokens, identifier_regex
-from ..types import Candidate, Retrieval, Trace
+from ..types import Candidate, Passage, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
@@ -219,13 +220,19 @@ class Retriever:
                                    f"(not counted in timings)")
         start = time.perf_counter()
 
-        query: Query = prepare(question, history)
         chosen = [d for d in self.catalog.patterns if d in set(docs or ())]
         if docs and len(chosen) < len(set(docs)):
             raise ValueError(unknown_docs_message(docs, list(self.catalog.patterns)))
-        named = chosen or (self.catalog.named(query.search_text) if cfg.scope_named_docs else [])
+        followup = resolve(question, history, self.catalog, self.index.parents)
+        if followup.reuse:
+            return self._reused(question, followup, trace, start)
+        if followup.compare and not chosen and cfg.scope_named_docs:
+            return self._compared(question, followup, k, mode, start)
+        query: Query = prepare(question, search_text=followup.question, note=followup.why)
+        named = chosen or (list(followup.scope) if cfg.scope_named_docs else [])
         over = SCOPE_OVERFETCH if named else 1  # scoping filters the lists: fetch deeper first
-        trace.add("query", 0.0, [{**query.to_dict(), "documents": named, "chosen": chosen}], query.note)
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": named, "chosen": chosen}],
+                  query.note)
         if chosen:
             trace.notes.append(f"limited to the chosen documents: {', '.join(chosen)}")
         if query.rewritten:
@@ -314,7 +321,52 @@ class Retriever:
         timings["total"] = (time.perf_counter() - start) * 1000
         timings = {key: round(v, 2) for key, v in timings.items()}
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
-                         list_count=query.list_count)
+                         list_count=query.list_count, followup=followup)
+
+    def _reused(self, question: str, followup: Resolution, trace: Trace, start: float) -> Retrieval:
+        """A turn acting on the previous answer ("shorter", "as a table"): that answer's passages
+        again, no new search, so the reader restates what was found and the checks use the same."""
+        query = prepare(question, search_text=followup.question, note=followup.why)
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
+                                  "chosen": []}], followup.why)
+        trace.notes.append(followup.why)
+        passages = [Passage(**{**p.to_dict(), "rank": i}) for i, p in enumerate(followup.reuse, 1)]
+        timings = dict.fromkeys(TIMING_KEYS, 0.0)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count, followup=followup)
+
+    def _compared(self, question: str, followup: Resolution, k: int, mode: str, start: float) -> Retrieval:
+        """A comparison across documents ("does the GenAI profile say the same?"): the resolved
+        question retrieved from each document on its own, the passages taken in turns (best of each
+        first) within k and the context budget, so each document's answer reaches the reader."""
+        parts = [self.retrieve(followup.question, k=k, mode=mode, docs=[doc]) for doc in followup.scope]
+        budget, used, seen = self.settings.answer.context_tokens, 0, set()
+        passages: list[Passage] = []
+        for rank in range(k):
+            for part in parts:
+                if rank < len(part.passages) and len(passages) < k and part.passages[rank].id not in seen:
+                    p = part.passages[rank]
+                    cost = count_tokens(p.text)
+                    if passages and used + cost > budget:
+                        continue
+                    seen.add(p.id)
+                    used += cost
+                    passages.append(Passage(**{**p.to_dict(), "rank": len(passages) + 1}))
+        query = prepare(question, search_text=followup.question, note=followup.why)
+        trace = Trace()
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
+                                  "chosen": []}], followup.why)
+        trace.notes.append(f"{followup.why}: {', '.join(followup.scope)}")
+        for doc, part in zip(followup.scope, parts):  # each document's stages, its name on them
+            for stage in part.trace.stages:
+                if stage.name != "query":
+                    trace.stages.append(type(stage)(stage.name if doc == followup.scope[0] else f"{stage.name}@{doc}",
+                                                    stage.ms, stage.items, stage.note))
+        timings = {key: round(sum(p.timings_ms.get(key, 0.0) for p in parts), 2) for key in TIMING_KEYS}
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count, followup=followup)
 
     def _timed_second_search(self, search_text: str, depth: int) -> tuple[list[tuple[int, float]], float]:
         t = time.perf_counter()

@@ -1,5 +1,5 @@
 """The conversation evaluation: each turn is retrieved with the history the chat would pass (earlier
-questions, expected answers as the assistant's text) and scored like the retrieval evaluation; and
+questions, expected answers as the assistant's text, with their passages) and scored like the retrieval evaluation; and
 `nistchat eval conversations` on the real session runtime, stored as a run."""
 import json
 
@@ -34,12 +34,15 @@ class Scripted:
         return Retrieval(question, passages, Trace(), {"total": 5.0})
 
 
-def test_history_is_earlier_questions_with_expected_answers():
+def test_history_is_earlier_questions_with_expected_answers_and_their_passages():
     r = Scripted()
     run_conversations(r, CONVS)
     assert r.histories["q1"] == [] and r.histories["q4"] == []
-    assert r.histories["q3"] == [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "answer one"},
-                                 {"role": "user", "content": "q2"}, {"role": "assistant", "content": "answer two"}]
+    assert [(m["role"], m["content"]) for m in r.histories["q3"]] == [
+        ("user", "q1"), ("assistant", "answer one"), ("user", "q2"), ("assistant", "answer two")]
+    # each answer carries the passages retrieved for its turn, as the chat stores them
+    assert [s["text"] for s in r.histories["q3"][1]["sources"]] == TEXTS["q1"]
+    assert [s["id"] for s in r.histories["q3"][3]["sources"]] == ["p1"] and not r.histories["q3"][3]["sources"][0]["cited"]
 
 
 def test_first_turns_against_follow_ups_and_per_kind():
