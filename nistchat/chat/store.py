@@ -63,7 +63,7 @@ def engine_history(message: Message) -> list[dict]:
     keeps its question with an empty answer, so a follow-up to it still knows what was asked; small
     talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks. An
     answer also carries the passages it was given (`sources`) and whether it was a refusal, so a
-    follow-up can lean on them ("the 2nd one", "shorter"; engine/retrieval/followup.py)."""
+    follow-up can lean on them ("the third one", "briefer"; engine/retrieval/followup.py)."""
     rows = (Message.query.filter(Message.conversation_id == message.conversation_id, Message.id < message.id,
                                  Message.status.in_(("done", "error")), Message.kind == "chat")
             .order_by(Message.id.desc()).limit(HISTORY_TURNS).all())

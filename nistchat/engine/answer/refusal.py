@@ -158,7 +158,7 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
         return g
     g.stated_ids = stated_ids(retrieval.question, retrieval.passages)
     if leans and not unknown:
-        # "tell me more about the 2nd one" has no topic words of its own: the turn it leans on was
+        # "what does the third one mean?" has no topic words of its own: the turn it leans on was
         # answered and the passages were searched for the resolved question, so a low score is
         # not a reason; only a name the corpus never mentions ("and HIPAA?") still refuses.
         g.rule = "follow_up"

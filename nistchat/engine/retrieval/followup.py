@@ -1,7 +1,7 @@
 """Follow-ups: a standalone question for every turn, resolved against what was said before.
 
-People follow up ("and for MEASURE?", "tell me more about the 2nd one", "does the GenAI profile say
-the same?", "shorter pls"). Searched on its own words such a turn finds nothing or the wrong
+People follow up ("and for MAP?", "what does the third one mean?", "is the GAI Profile's the
+same?", "briefer please"). Searched on its own words such a turn finds nothing or the wrong
 thing, so each turn is resolved here, by rules measured on the conversation set's dev split
 (docs/decisions.md, "Follow-ups resolved"), into a `Resolution`: the question searched for, why,
 and the documents the search is limited to. What a turn can lean on is the conversation: earlier
@@ -14,7 +14,7 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
   limited to; a turn naming another document switches to it, unless it compares ("the same?",
   "too?"), which keeps both and retrieves from each; a correction ("no, I meant …") replaces the
   scope; a new standalone question (or "new q: …") drops it.
-- A turn that acts on the previous answer ("shorter", "as a table", "in one sentence", "auf
+- A turn that acts on the previous answer ("briefer", "in a table", "in one line", "auf
   deutsch") starts no new search: it is answered from the previous answer's passages.
 
 Plain history messages ({"role", "content"}) still work; an assistant message may also carry
@@ -67,10 +67,10 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # "the first step", which names a thing of its own).
 _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
                        r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
-# Words that open a turn without meaning anything ("ok what about MEASURE?", "thanks, and for MAP?").
+# Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
                            r"perfect|nice)\b[\s,.!-]*)+", re.IGNORECASE)
-# An ellipsis: the turn swaps one thing of the question it leans on ("and manage", "what about MEASURE?").
+# An ellipsis: the turn swaps one thing of the question it leans on ("and for MAP?", "how about GV-1.2-001?").
 _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b", re.IGNORECASE)
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
@@ -175,14 +175,14 @@ def _topic(question: str, catalog) -> str:
     return re.sub(r"\s+", " ", catalog.without_names(question)).strip() if catalog else question
 
 
-# Names of one kind, so that "and MEASURE?" after a GOVERN question swaps GOVERN out: the AI RMF's
+# Names of one kind, so that "and for MAP?" after a GOVERN question swaps GOVERN out: the AI RMF's
 # functions, and each shape of framework identifier (GOVERN 1.2, GV-1.3-002, PW.1.1).
 _SWAPPABLE = (re.compile(r"\b(?:govern|map|measure|manage)\b(?![\s-]*\d)", re.IGNORECASE), *FRAMEWORK_IDS)
 
 
 def _swap(frame: str, turn: str) -> str:
     """The frame with its name of the turn's kind replaced by the turn's ("what does GOVERN do" +
-    "and MEASURE?" -> "what does MEASURE do"); '' when the turn names none, or the frame has none."""
+    "and for MAP?" -> "what does MAP do"); '' when the turn names none, or the frame has none."""
     for kind in _SWAPPABLE:
         new, old = kind.search(turn), kind.search(frame)
         if new and old:
@@ -195,7 +195,7 @@ def _strip(pattern: re.Pattern, text: str) -> str:
 
 
 def _acts_on_previous(text: str) -> bool:
-    """"shorter pls", "as a table", "say that in one sentence for my manager", "auf deutsch": the
+    """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
     request names how to say the previous answer and nothing new to look up."""
     if not _ACT.search(text):
         return False
@@ -265,7 +265,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     leans = ellipsis or is_follow_up(bare) or (
         bool(_PRONOUN.search(bare)) and len(_content_words(bare)) <= 4 and not identifiers(bare))
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
-        if _COMPARE.search(text) and previous.scope:  # "does the GenAI profile say the same?": both documents
+        if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
             return Resolution(f"{_topic(base, catalog)} {text}", "a comparison: the documents of both turns "
                               "searched, each on its own", "comparison", docs, compare=len(docs) > 1,

@@ -324,7 +324,7 @@ class Retriever:
                          list_count=query.list_count, followup=followup)
 
     def _reused(self, question: str, followup: Resolution, trace: Trace, start: float) -> Retrieval:
-        """A turn acting on the previous answer ("shorter", "as a table"): that answer's passages
+        """A turn acting on the previous answer ("briefer", "in a table"): that answer's passages
         again, no new search, so the reader restates what was found and the checks use the same."""
         query = prepare(question, search_text=followup.question, note=followup.why)
         trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
@@ -337,7 +337,7 @@ class Retriever:
                          list_count=query.list_count, followup=followup)
 
     def _compared(self, question: str, followup: Resolution, k: int, mode: str, start: float) -> Retrieval:
-        """A comparison across documents ("does the GenAI profile say the same?"): the resolved
+        """A comparison across documents ("is the GAI Profile's the same?"): the resolved
         question retrieved from each document on its own, the passages taken in turns (best of each
         first) within k and the context budget, so each document's answer reaches the reader."""
         parts = [self.retrieve(followup.question, k=k, mode=mode, docs=[doc]) for doc in followup.scope]

@@ -39,7 +39,7 @@ def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     r = resolve("ok, what does the second one mean?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                 CATALOG)
     assert r.kind == "item" and "Confabulation" in r.question and r.scope == (GAI,) and r.leans_on_answered
-    last = resolve("more on the last one", chat(("which risks does the GAI profile list?", GAI_RISKS)), CATALOG)
+    last = resolve("and the last one?", chat(("which risks does the GAI profile list?", GAI_RISKS)), CATALOG)
     assert "Data Privacy" in last.question
     # "the first step" names a thing of its own, not an item of the list
     assert resolve("is that the first step?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
@@ -75,15 +75,15 @@ def test_a_comparison_keeps_both_documents():
 
 
 def test_acting_on_the_previous_answer_reuses_its_passages():
-    history = chat(("what is confabulation in the GAI profile?", "Confabulation is false content.", [SOURCE]))
-    for turn in ("make it shorter pls", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte"):
+    history = chat(("how does the GAI profile describe confabulation?", "Confabulation is false content.", [SOURCE]))
+    for turn in ("briefer please", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
-        assert r.question == "what is confabulation in the GAI profile?"
+        assert r.question == "how does the GAI profile describe confabulation?"
     assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
     # plain role/content history (no sources): searched as a follow-up instead
-    plain = [{"role": "user", "content": "what is confabulation?"}, {"role": "assistant", "content": "False content."}]
-    assert resolve("shorter pls", plain, CATALOG).reuse == ()
+    plain = [{"role": "user", "content": "how is confabulation described?"}, {"role": "assistant", "content": "False content."}]
+    assert resolve("tl;dr please", plain, CATALOG).reuse == ()
 
 
 def test_a_refused_turn_gives_no_gate_exemption():
@@ -109,17 +109,17 @@ def test_drill_down_retrieves_the_item(retriever):
 
 def test_comparison_retrieves_from_both_documents(retriever):
     r = retriever.retrieve("is the GAI Profile's the same?",
-                           history=chat(("how does the AI RMF define risk?", "A composite measure of probability.")))
+                           history=chat(("what is risk according to the AI RMF?", "A composite measure of probability.")))
     assert {p.doc for p in r.passages} == {RMF, GAI}
     assert r.passages[0].doc != r.passages[1].doc  # taken in turns: the best of each first
     assert len(r.passages) <= 6 and r.trace.stage("query").items[0]["compare"]
 
 
 def test_acting_on_the_previous_answer_runs_no_search(retriever, runtime):
-    first = retriever.retrieve("what is confabulation in the GAI profile?")
+    first = retriever.retrieve("how does the GAI profile describe confabulation?")
     sources = [{**p.to_dict(), "cited": i == 0} for i, p in enumerate(first.passages)]
     r = retriever.retrieve("as a bullet list pls",
-                           history=chat(("what is confabulation in the GAI profile?", "It is false content.", sources)))
+                           history=chat(("how does the GAI profile describe confabulation?", "It is false content.", sources)))
     assert [p.id for p in r.passages] == [p.id for p in first.passages]
     assert r.trace.stage("dense") is None and r.trace.stage("bm25") is None
     assert not gate(r, runtime.settings, runtime.models.optional("embedder"), vocabulary(runtime.index)).refuse
@@ -128,12 +128,12 @@ def test_acting_on_the_previous_answer_runs_no_search(retriever, runtime):
 def test_the_gate_never_refuses_a_follow_up_of_an_answered_turn(retriever, runtime):
     vocab, embedder = vocabulary(runtime.index), runtime.models.optional("embedder")
     settings = runtime.settings
-    answered = retriever.retrieve("tell me more about the 2nd one",
+    answered = retriever.retrieve("say more about the 2nd one",
                                   history=chat(("which risks does the GAI profile list?", GAI_RISKS)))
     g = gate(answered, settings, embedder, vocab)
     assert not g.refuse and g.rule == "follow_up"
-    alone = retriever.retrieve("tell me more about the 2nd one")
+    alone = retriever.retrieve("say more about the 2nd one")
     assert alone.followup is not None and not alone.followup.leans_on_answered
     # a name the corpus never mentions still counts against a follow-up
-    unknown = retriever.retrieve("and what about Zorblatt?", history=chat(("what is confabulation?", "False content.")))
+    unknown = retriever.retrieve("and what about Zorblatt?", history=chat(("how is confabulation described?", "False content.")))
     assert gate(unknown, settings, embedder, vocab).unknown_terms == ["Zorblatt"]
