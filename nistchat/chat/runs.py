@@ -139,6 +139,7 @@ def execute(app: Flask, runtime, run: AnswerRun) -> None:
                     data = {**data, "passages": shown_passages(data.get("passages", []))}
                     outcome["sources"] = data["passages"]
                     outcome["risk"] = data.get("risk") or outcome.get("risk")
+                    outcome["searched_for"] = data.get("searched_for")
                 elif kind == "token":
                     if run.first_token_at is None:
                         run.first_token_at = time.monotonic()

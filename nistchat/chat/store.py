@@ -89,6 +89,7 @@ def finish_message(message_id: int, outcome: dict) -> Message:
     message.retried = bool(final.get("retried") or outcome.get("retry_reason"))
     message.retry_reason = outcome.get("retry_reason")
     message.sources = final.get("sources") or outcome.get("sources") or []
+    message.searched_for = final.get("searched_for") or outcome.get("searched_for") or None
     message.backend = final.get("backend") or outcome.get("backend")
     message.finished_at = utcnow()
     message.total_ms = outcome.get("wall_ms")
