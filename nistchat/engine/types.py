@@ -6,10 +6,7 @@ tests can show any stage's output without knowing how it was made.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from .retrieval.followup import Resolution
+from typing import Any, Literal
 
 Kind = Literal["prose", "table", "figure", "list"]
 
@@ -124,6 +121,29 @@ class Trace:
         return {"stages": [asdict(s) for s in self.stages], "notes": list(self.notes)}
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """How one turn of a conversation was understood (retrieval/followup.py): what retrieval
+    searches for, why, and within which documents."""
+    question: str  # the standalone question searched for (the turn itself when it stands alone)
+    why: str  # one line for the trace ("standalone" when nothing was resolved)
+    kind: str = "standalone"  # standalone | new_topic | follow_up | item | correction | comparison | acts_on_previous
+    scope: tuple[str, ...] = ()  # documents the search is limited to (carried over or named); () = all
+    compare: bool = False  # retrieve from each scope document separately (a comparison)
+    leans_on_answered: bool = False  # a follow-up whose previous turn was answered: the gate never refuses it
+    reuse: tuple[Passage, ...] = ()  # acts on the previous answer: these passages, no new search
+    frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
+
+    @property
+    def resolved(self) -> bool:
+        return self.kind not in ("standalone", "new_topic")
+
+    def to_dict(self) -> dict:
+        return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
+                "compare": self.compare, "leans_on_answered": self.leans_on_answered,
+                "reused_passages": [p.id for p in self.reuse]}
+
+
 @dataclass
 class Retrieval:
     question: str
@@ -131,7 +151,7 @@ class Retrieval:
     trace: Trace
     timings_ms: dict[str, float]
     list_count: int | None = None  # "the four tiers": the items a list answer should have (verify.count_mismatch)
-    followup: "Resolution | None" = None  # how the turn was understood against the conversation (retrieval.followup)
+    followup: Resolution | None = None  # how the turn was understood against the conversation (retrieval.followup)
 
     def to_dict(self) -> dict:
         return {

@@ -24,10 +24,10 @@ kind, text, cited) and `refused`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..text import FRAMEWORK_IDS
-from ..types import Passage
+from ..types import Passage, Resolution
 from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -74,28 +74,6 @@ _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank y
 _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b", re.IGNORECASE)
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """How one turn was understood: what retrieval searches for and why."""
-    question: str  # the standalone question searched for (the turn itself when it stands alone)
-    why: str  # one line for the trace ("standalone" when nothing was resolved)
-    kind: str = "standalone"  # standalone | new_topic | follow_up | item | correction | comparison | acts_on_previous
-    scope: tuple[str, ...] = ()  # documents the search is limited to (carried over or named); () = all
-    compare: bool = False  # retrieve from each scope document separately (a comparison)
-    leans_on_answered: bool = False  # a follow-up whose previous turn was answered: the gate never refuses it
-    reuse: tuple[Passage, ...] = ()  # acts on the previous answer: these passages, no new search
-    frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
-
-    @property
-    def resolved(self) -> bool:
-        return self.kind not in ("standalone", "new_topic")
-
-    def to_dict(self) -> dict:
-        return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
-                "compare": self.compare, "leans_on_answered": self.leans_on_answered,
-                "reused_passages": [p.id for p in self.reuse]}
 
 
 @dataclass(frozen=True)
@@ -234,7 +212,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     base = previous.question
 
     if _acts_on_previous(text) and last.sources:
-        return Resolution(base, "acts on the previous answer: answered from its passages, no new search",
+        return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
                           "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources)
 
     correction = _CORRECTION.match(text)
@@ -243,9 +221,9 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         if named:  # "no, I meant the monitoring report, …": that document replaces the scope
             own = [w for w in _content_words(_topic(rest, catalog))]
             query = rest if len(own) > 1 else f"{_topic(base, catalog)} {rest}"
-            return Resolution(query, "a correction: the document it names replaces the scope", "correction",
+            return Resolution(query, "follow-up, a correction: the document it names replaces the scope", "correction",
                               tuple(named), leans_on_answered=answered)
-        return Resolution(f"{base} {rest}", "a correction of the previous question", "correction", previous.scope,
+        return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction", previous.scope,
                           leans_on_answered=answered)
 
     item = _ITEM_REF.search(text)
@@ -256,7 +234,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             picked = items[n - 1] if n > 0 else items[-1]
             rest = f"{text[:item.start()]} {picked} {text[item.end():]}".strip()
             return Resolution(f"{rest} ({base})" if not named else rest,
-                              f"item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}", "item",
+                              f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}", "item",
                               _scope(named, previous), leans_on_answered=answered)
 
     bare = _strip(_FILLER_START, text) or text
@@ -267,20 +245,20 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
-            return Resolution(f"{_topic(base, catalog)} {text}", "a comparison: the documents of both turns "
+            return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both turns "
                               "searched, each on its own", "comparison", docs, compare=len(docs) > 1,
                               leans_on_answered=answered)
-        return Resolution(f"{_topic(base, catalog)} {text}", "the previous question asked of the document this "
+        return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the document this "
                           "turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base
         swapped = _swap(frame, bare)
         if swapped:
-            return Resolution(swapped, "an ellipsis: its name swapped into the question it leans on", "follow_up",
+            return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on", "follow_up",
                               _scope(named, previous), leans_on_answered=answered, frame=frame)
-        return Resolution(f"{frame} {bare}", "an ellipsis: the question it leans on searched with it",
+        return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
     if leans:
-        return Resolution(f"{base} {bare}", "a follow-up: the previous question (as resolved) searched with it",
+        return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered)
     return Resolution(text, "standalone", scope=tuple(named))

@@ -18,11 +18,11 @@ from ...config import RetrievalSettings, Settings, updated
 from . import fusion
 from ..corpus.catalog import Catalog
 from .expand import ExpandConfig, expand
-from .followup import Resolution, resolve
+from .followup import resolve
 from .query import Query, prepare
 from .rerank import rerank
 from ..text import count_tokens, identifier_regex
-from ..types import Candidate, Passage, Retrieval, Trace
+from ..types import Candidate, Passage, Resolution, Retrieval, Trace
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
