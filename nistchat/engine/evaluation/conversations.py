@@ -56,6 +56,7 @@ class TurnResult:
     passages: list[dict]
     ms: float
     expected: Turn | None = None
+    refused: bool = False  # the refusal gate would refuse it before generation
 
     @property
     def follow_up(self) -> bool:
@@ -70,14 +71,16 @@ class TurnResult:
 class Tally:
     n: int = 0
     hits: int = 0
+    refused: int = 0
 
     @property
     def rate(self) -> float | None:
         return round(self.hits / self.n, 4) if self.n else None
 
-    def add(self, hit: bool) -> None:
+    def add(self, hit: bool, refused: bool = False) -> None:
         self.n += 1
         self.hits += int(hit)
+        self.refused += int(refused)
 
 
 @dataclass
@@ -89,7 +92,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit)
+                t.add(r.hit, r.refused)
         return t
 
     @property
@@ -102,7 +105,7 @@ class ConversationReport:
                   "follow-up turns": self.tally(lambda r: r.follow_up),
                   "all turns": self.tally(lambda r: True)}
         kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
-        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate}  # noqa: E731
+        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused}  # noqa: E731
         return {"k": self.k, "conversations": self.n_conversations,
                 "groups": {g: as_dict(t) for g, t in groups.items()},
                 "kinds": {kd: as_dict(t) for kd, t in kinds.items() if t.n}}
@@ -149,9 +152,11 @@ def _search_text(retrieval) -> str:
     return str(items[0].get("search_text", "")) if items else ""
 
 
-def run_conversations(retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None) -> ConversationReport:
+def run_conversations(retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None,
+                      gate=None) -> ConversationReport:
     """Every turn of every conversation through `retriever.retrieve` with the history before it.
-    Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each."""
+    Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each;
+    `gate(retrieval) -> bool` (the refusal gate) counts the turns it would refuse."""
     report = ConversationReport(k=k)
     for conv in conversations:
         history: list[dict] = []
@@ -168,7 +173,8 @@ def run_conversations(retriever, conversations: list[Conversation], *, k: int = 
             missing = missing_evidence(turn.evidence, texts)
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, _search_text(result),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
-                             round(result.timings_ms.get("total", 0.0), 1), turn)
+                             round(result.timings_ms.get("total", 0.0), 1), turn,
+                             bool(gate(result)) if gate else False)
             report.turns.append(row)
             if on_turn:
                 on_turn(row)
@@ -190,6 +196,8 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             ("conversations", [str(summaries[n]["conversations"]) for n in names])]
     for group in ("first turns", "follow-up turns", "all turns"):
         rows.append((f"{group} evidence-hit@{k}", [cell(summaries[n]["groups"][group]) for n in names]))
+    for group in ("first turns", "follow-up turns"):
+        rows.append((f"{group} refused by the gate", [str(summaries[n]["groups"][group]["refused"]) for n in names]))
     for kind in KINDS:
         rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
     label_w = max(len(r[0]) for r in rows) + 2
@@ -200,7 +208,7 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             lines.append("")
             lines.append(f"{name} misses ({len(rep.misses())}):")
             for r in rep.misses():
-                lines.append(f"  {r.id} [{r.kind}] {r.question}")
+                lines.append(f"  {r.id} [{r.kind}] {r.question}" + ("  (refused by the gate)" if r.refused else ""))
                 if r.search_text and r.search_text != r.question.lower():
                     lines.append(f"      searched for: {r.search_text!r}")
                 for e in r.missing:
