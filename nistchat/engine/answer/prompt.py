@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..text import count_tokens
+from .language import answer_language
 from ..types import Passage
 
 SYSTEM_PROMPT = (
@@ -28,6 +29,7 @@ RETRY_INSTRUCTION = (
     "citing each as [n]. If no sentence answers it, say you don't know."
 )
 
+ANSWER_IN = "Answer in {language}, translating from the English context."
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
 
@@ -121,6 +123,8 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
     if retry:
         parts.append(RETRY_INSTRUCTION)
     parts.append(QUESTION_FOLLOWS)
+    language = answer_language(question)  # the passages are English: say which language to answer in
+    ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": "\n\n".join(parts)},
-            {"role": "user", "content": f"Question: {neutralise(question.strip())}"}]
+            {"role": "user", "content": ask}]
