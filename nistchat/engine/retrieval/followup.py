@@ -232,7 +232,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         n = _ORDINALS[item.group(1).lower()]
         if items and (n == -1 or n <= len(items)):
             picked = items[n - 1] if n > 0 else items[-1]
-            rest = f"{text[:item.start()]} {picked} {text[item.end():]}".strip()
+            rest = re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}").strip()
             return Resolution(f"{rest} ({base})" if not named else rest,
                               f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}", "item",
                               _scope(named, previous), leans_on_answered=answered)
