@@ -133,6 +133,7 @@ class Resolution:
     leans_on_answered: bool = False  # a follow-up whose previous turn was answered: the gate never refuses it
     reuse: tuple[Passage, ...] = ()  # acts on the previous answer: these passages, no new search
     frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
+    ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
 
     @property
     def resolved(self) -> bool:
@@ -141,7 +142,7 @@ class Resolution:
     def to_dict(self) -> dict:
         return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
                 "compare": self.compare, "leans_on_answered": self.leans_on_answered,
-                "reused_passages": [p.id for p in self.reuse]}
+                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask}
 
 
 @dataclass

@@ -122,6 +122,7 @@ class _Run:
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.docs: list[str] = []  # the documents the person limited the search to ([] = all)
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
+        self.ask = ""  # what the reader is asked when not the question as typed (a turn acting on the last answer)
 
     @property
     def strict(self) -> bool:
@@ -171,7 +172,7 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        messages = build_messages(self.question, self.passages, self.history, retry=retry,
+        messages = build_messages(self.ask or self.question, self.passages, self.history, retry=retry,
                                   history_chars=self.opts.history_chars)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
@@ -354,7 +355,7 @@ def answer(runtime, question: str, history: list[dict] | None = None, *, label: 
     run.trace.notes.extend(retrieval.trace.notes)
     run.passages = fit_passages(retrieval.passages, run.opts.context_tokens)
     if retrieval.followup is not None and retrieval.followup.resolved:
-        run.searched_for = retrieval.followup.question
+        run.searched_for, run.ask = retrieval.followup.question, retrieval.followup.ask
     yield Event("sources", {"passages": [dict(p.to_dict(), n=i) for i, p in enumerate(run.passages, 1)],
                             "risk": run.risk.level, "searched_for": run.searched_for})
 

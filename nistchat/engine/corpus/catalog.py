@@ -126,10 +126,12 @@ class Catalog:
         return [doc for doc in self.patterns if doc in found]
 
     def without_names(self, text: str) -> str:
-        """The text with the document names it holds cut out (what it asks, whichever document)."""
+        """The text with the document names it holds cut out, each with its article ("how does the
+        AI RMF define risk" -> "how does define risk"): what it asks, whichever document."""
         for start, end, _ in sorted(self._spans(text), reverse=True):
-            text = text[:start] + text[end:]
-        return text
+            article = re.search(r"\b(?:the|a|an)\s+$", text[:start], re.IGNORECASE)
+            text = text[:article.start() if article else start] + text[end:]
+        return re.sub(r"\s{2,}", " ", text).strip()
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
         spans: list[tuple[int, int, str]] = []

@@ -212,8 +212,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     base = previous.question
 
     if _acts_on_previous(text) and last.sources:
+        # a small reader asked "briefer please" alone answers "Please": it is told what to rewrite
+        ask = f'Rewrite your previous answer to "{base}" as asked: {text}' if answered else ""
         return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
-                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources)
+                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask)
 
     correction = _CORRECTION.match(text)
     if correction:

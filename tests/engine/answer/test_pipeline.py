@@ -317,3 +317,4 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     assert final["searched_for"] == shown["searched_for"] and final["answer"].strip()
     query = next(s for s in final["trace"]["stages"] if s["name"] == "query")["items"][0]
     assert query["kind"] == "acts_on_previous" and not any(s["name"] == "dense" for s in final["trace"]["stages"])
+    assert query["reader_question"].startswith('Rewrite your previous answer to "how does the GAI profile')

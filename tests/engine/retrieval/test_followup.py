@@ -69,7 +69,7 @@ def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
 def test_a_comparison_keeps_both_documents():
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
-    assert "define harm" in r.question and "AI RMF" not in r.question  # the question, asked of both
+    assert r.question.startswith("how does define harm?")  # the question, asked of both, less the name
     switch = resolve("and what does the SSDF say about it?", chat(("how does the AI RMF define harm?", "Harm.")), CATALOG)
     assert switch.scope == (SSDF,) and not switch.compare
 
@@ -80,6 +80,7 @@ def test_acting_on_the_previous_answer_reuses_its_passages():
         r = resolve(turn, history, CATALOG)
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
         assert r.question == "how does the GAI profile describe confabulation?"
+        assert r.ask == f'Rewrite your previous answer to "{r.question}" as asked: {turn}'  # what the reader is told
     assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
     # plain role/content history (no sources): searched as a follow-up instead
     plain = [{"role": "user", "content": "how is confabulation described?"}, {"role": "assistant", "content": "False content."}]
