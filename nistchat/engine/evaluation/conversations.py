@@ -4,8 +4,8 @@ Every other evaluation asks one question at a time; people follow up ("and for M
 one", "does the GenAI profile say the same?"). Each conversation of the set
 (data/eval/conversations_dev.jsonl, conversations_test.jsonl) is run turn by turn through the
 retriever with the history the chat would pass: every earlier user question and, as the assistant's
-text, that turn's *expected* answer, with the passages retrieved for it as its sources. The real answers are not generated (that would take the reader
-minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
+text, that turn's *expected* answer, with the passages retrieved for it as its sources. The real
+answers are not generated (that would take the reader minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
 as if each previous answer had been the expected one -- the best case for anything that reads the
 previous answer.
 
@@ -16,7 +16,6 @@ of turn, dev and test side by side.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -71,7 +71,8 @@ _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
                            r"perfect|nice)\b[\s,.!-]*)+", re.IGNORECASE)
 # An ellipsis: the turn swaps one thing of the question it leans on ("and for MAP?", "how about GV-1.2-001?").
-_ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b",
+                       re.IGNORECASE)
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
@@ -150,7 +151,7 @@ def answer_items(answer: str) -> list[str]:
 
 def _topic(question: str, catalog) -> str:
     """A resolved question less the documents it names: what a comparison asks of another document."""
-    return re.sub(r"\s+", " ", catalog.without_names(question)).strip() if catalog else question
+    return catalog.without_names(question) if catalog else question
 
 
 # Names of one kind, so that "and for MAP?" after a GOVERN question swaps GOVERN out: the AI RMF's
@@ -221,12 +222,12 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if correction:
         rest = text[correction.end():].strip() or text
         if named:  # "no, I meant the monitoring report, …": that document replaces the scope
-            own = [w for w in _content_words(_topic(rest, catalog))]
+            own = _content_words(_topic(rest, catalog))
             query = rest if len(own) > 1 else f"{_topic(base, catalog)} {rest}"
-            return Resolution(query, "follow-up, a correction: the document it names replaces the scope", "correction",
-                              tuple(named), leans_on_answered=answered)
-        return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction", previous.scope,
-                          leans_on_answered=answered)
+            return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
+                              "correction", tuple(named), leans_on_answered=answered)
+        return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction",
+                          previous.scope, leans_on_answered=answered)
 
     item = _ITEM_REF.search(text)
     if item:
@@ -235,9 +236,9 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         if items and (n == -1 or n <= len(items)):
             picked = items[n - 1] if n > 0 else items[-1]
             rest = re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}").strip()
-            return Resolution(f"{rest} ({base})" if not named else rest,
-                              f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}", "item",
-                              _scope(named, previous), leans_on_answered=answered)
+            why = f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}"
+            return Resolution(f"{rest} ({base})" if not named else rest, why, "item", _scope(named, previous),
+                              leans_on_answered=answered)
 
     bare = _strip(_FILLER_START, text) or text
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
@@ -247,17 +248,17 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
-            return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both turns "
-                              "searched, each on its own", "comparison", docs, compare=len(docs) > 1,
+            return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both "
+                              "turns searched, each on its own", "comparison", docs, compare=len(docs) > 1,
                               leans_on_answered=answered)
-        return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the document this "
-                          "turn names", "comparison", tuple(named), leans_on_answered=answered)
+        return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the "
+                          "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base
         swapped = _swap(frame, bare)
         if swapped:
-            return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on", "follow_up",
-                              _scope(named, previous), leans_on_answered=answered, frame=frame)
+            return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
+                              "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
     if leans:
