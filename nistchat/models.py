@@ -70,6 +70,7 @@ class Message(db.Model):
     total_ms: Mapped[float | None] = mapped_column(Float)  # submit to final, queue wait included (the P80 samples)
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # answer runs started
     docs: Mapped[list[str] | None] = mapped_column(JSON)  # documents the search was limited to (None/[]: all)
+    searched_for: Mapped[str | None] = mapped_column(Text)  # a follow-up's resolved question (None: as asked)
     kind: Mapped[str] = mapped_column(String(16), default="chat", server_default="chat")  # chat | audit
     audit: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # an audit's trust score, label, sentences
     conversation: Mapped[Conversation] = relationship(back_populates="messages")

@@ -69,6 +69,10 @@ def test_a_remembered_conversation_of_another_owner_is_forgotten(app):
         assert store.current_conversation() is None and "conversation" not in session
 
 
+SOURCE = Source(1, "NIST.AI.100-1:p12", "NIST.AI.100-1", "AI RMF", "GOVERN", 21, "prose", 0.5, True,
+                text="GOVERN cultivates a culture of risk management.")
+
+
 def test_engine_history_has_earlier_finished_turns_of_this_conversation_oldest_first(app, monkeypatch):
     monkeypatch.setattr(store, "HISTORY_TURNS", 2)
     with app.test_request_context("/"):
@@ -78,7 +82,7 @@ def test_engine_history_has_earlier_finished_turns_of_this_conversation_oldest_f
             ids.append(message.id)
         for i, mid in enumerate(ids[:3]):
             if i != 1:  # q1 failed: not part of the history
-                store.finish_message(mid, Outcome(Answer(f"a{i}")))
+                store.finish_message(mid, Outcome(Answer(f"a{i}", sources=[SOURCE] if i == 2 else [])))
             else:
                 store.finish_message(mid, Outcome(failure=Failure("unreachable", "boom")))
         store.finish_message(ids[3], Outcome(Answer("a3")))
@@ -86,9 +90,12 @@ def test_engine_history_has_earlier_finished_turns_of_this_conversation_oldest_f
         other = store.start_message("elsewhere", None)
         store.finish_message(other.id, Outcome(Answer("other")))
         later = store.start_message("q4", None, conversation=db.session.get(Conversation, message.conversation_id))
-        assert store.engine_history(later) == [  # the last two done turns, the prompt rather than the label
-            {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"},
-            {"role": "user", "content": "prompt 3"}, {"role": "assistant", "content": "a3"}]
+        assert store.engine_history(later) == [  # the last two done turns, the prompt rather than the label,
+            # each answer with the passages it was given (a follow-up can lean on them)
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": "a2", "sources": [SOURCE.to_dict()], "refused": False},
+            {"role": "user", "content": "prompt 3"},
+            {"role": "assistant", "content": "a3", "sources": [], "refused": False}]
         assert store.engine_history(db.session.get(Message, ids[0])) == []
 
 

@@ -337,3 +337,33 @@ def test_while_the_reader_reads_the_passages_the_page_says_so_with_a_bar_of_the_
     assert 'style="--estimate: 47.5s"' in measured
     assert "Reading the passages (1900 tokens)" in unmeasured and "progressbar" not in unmeasured
     assert "2 answers ahead of yours" in waiting
+
+
+def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(client):
+    """The engine's resolved question ("Searched for: …") is on the streamed sources and on the
+    stored message, so a person sees what was understood and can rephrase; a question searched as
+    asked shows none."""
+    from flask import render_template
+
+    from nistchat.chat import store
+
+    source = {"rank": 1, "id": "p1", "doc": "NIST.AI.600-1", "title": "GenAI Profile", "section": "Risks",
+              "page": 4, "kind": "prose", "text": "Confabulation is false content.", "score": 0.5, "cited": False}
+    from flask import session
+
+    app = client.application
+    with client.session_transaction() as cookie:
+        cookie["owner"] = "reader-of-follow-ups"
+    with app.test_request_context("/"):
+        session["owner"] = "reader-of-follow-ups"
+        live = render_template("chat/_sources.html", sources=[source], mid=1, searched_for="the <2nd> risk, confabulation")
+        plain = render_template("chat/_sources.html", sources=[source], mid=1, searched_for="")
+        first = store.start_message("which risks does the GAI profile list?", None)
+        store.finish_message(first.id, {"final": {"answer": "CBRN; confabulation.", "sources": [source]}})
+        follow = store.start_message("what does the second one mean?", None)
+        store.finish_message(follow.id, {"final": {"answer": "False content.", "sources": [source],
+                                                   "searched_for": "what does confabulation mean?"}})
+        conv_id = follow.conversation_id
+    assert "Searched for: <q>the &lt;2nd&gt; risk, confabulation</q>" in live and "Searched for" not in plain
+    page = client.get(f"/c/{conv_id}").get_data(as_text=True)
+    assert page.count("Searched for:") == 1 and "Searched for: <q>what does confabulation mean?</q>" in page

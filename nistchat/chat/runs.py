@@ -167,6 +167,7 @@ def record(event: Event, outcome: Outcome, run: AnswerRun) -> dict:
     if isinstance(event, Sources):
         data["passages"] = outcome.sources = shown_passages(data["passages"])
         outcome.risk = event.risk or outcome.risk
+        outcome.searched_for = event.searched_for or outcome.searched_for
     elif isinstance(event, Token):
         if run.first_token_at is None:
             run.first_token_at = time.monotonic()

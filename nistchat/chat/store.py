@@ -65,14 +65,18 @@ def start_message(question: str, topic: Topic | None, conversation: Conversation
 def engine_history(message: Message) -> list[dict]:
     """Earlier turns of the same conversation, oldest first, as chat messages. A turn that failed
     keeps its question with an empty answer, so a follow-up to it still knows what was asked; small
-    talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks."""
+    talk is left out, so "thanks, and for MEASURE?" leans on the question before the thanks. An
+    answer also carries the passages it was given (`sources`) and whether it was a refusal, so a
+    follow-up can lean on them ("the third one", "briefer"; engine/retrieval/followup.py)."""
     rows = (Message.query.filter(Message.conversation_id == message.conversation_id, Message.id < message.id,
                                  Message.status.in_(("done", "error")), Message.kind == "chat")
             .order_by(Message.id.desc()).limit(HISTORY_TURNS).all())
     history: list[dict] = []
     for row in reversed(rows):
         history.append({"role": "user", "content": row.prompt or row.question})
-        history.append({"role": "assistant", "content": row.answer if row.status == "done" else ""})
+        history.append({"role": "assistant", "content": row.answer if row.status == "done" else "",
+                        "sources": list(row.sources or []) if row.status == "done" else [],
+                        "refused": bool(row.refused)})
     return history
 
 
@@ -87,6 +91,7 @@ class Outcome:
     verdicts: list[dict] = field(default_factory=list)  # the verdicts streamed so far
     risk: str | None = None
     retry_reason: str | None = None
+    searched_for: str = ""  # a follow-up's standalone question, from the sources event
     wall_ms: float | None = None
 
 
@@ -98,6 +103,7 @@ def finish_message(message_id: int, outcome: Outcome) -> Message:
     message.total_ms = outcome.wall_ms
     message.retry_reason = outcome.retry_reason
     message.risk = (answer.risk if answer else None) or outcome.risk
+    message.searched_for = (answer.searched_for if answer else "") or outcome.searched_for or None
     if answer is not None and failure is None:
         message.status, message.incomplete = "done", False
         message.answer, message.refused = answer.text, answer.refused

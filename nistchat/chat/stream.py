@@ -50,7 +50,8 @@ def sse_events(run: AnswerRun) -> Iterator[str]:
         kind = event.get("type")
         if kind == "sources":
             sources = event.get("passages", [])
-            yield frame("sources", render_template("chat/_sources.html", sources=sources, mid=mid))
+            yield frame("sources", render_template("chat/_sources.html", sources=sources, mid=mid,
+                                                   searched_for=event.get("searched_for")))
         elif kind == "queue":
             waiting = bool(event.get("ahead"))
             yield frame("queue", render_template("chat/_queue.html", ahead=event.get("ahead", 0)))

@@ -139,6 +139,30 @@ class Trace:
         return {"stages": [asdict(s) for s in self.stages], "notes": list(self.notes)}
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """How one turn of a conversation was understood (retrieval/followup.py): what retrieval
+    searches for, why, and within which documents."""
+    question: str  # the standalone question searched for (the turn itself when it stands alone)
+    why: str  # one line for the trace ("standalone" when nothing was resolved)
+    kind: str = "standalone"  # standalone | new_topic | follow_up | item | correction | comparison | acts_on_previous
+    scope: tuple[str, ...] = ()  # documents the search is limited to (carried over or named); () = all
+    compare: bool = False  # retrieve from each scope document separately (a comparison)
+    leans_on_answered: bool = False  # a follow-up whose previous turn was answered: the gate never refuses it
+    reuse: tuple[Passage, ...] = ()  # acts on the previous answer: these passages, no new search
+    frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
+    ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
+
+    @property
+    def resolved(self) -> bool:
+        return self.kind not in ("standalone", "new_topic")
+
+    def to_dict(self) -> dict:
+        return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
+                "compare": self.compare, "leans_on_answered": self.leans_on_answered,
+                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask}
+
+
 @dataclass
 class Retrieval:
     question: str
@@ -146,6 +170,7 @@ class Retrieval:
     trace: Trace
     timings_ms: dict[str, float]
     list_count: int | None = None  # "the four tiers": the items a list answer should have (verify.count_mismatch)
+    followup: Resolution | None = None  # how the turn was understood against the conversation (retrieval.followup)
 
     def to_dict(self) -> dict:
         return {
@@ -215,6 +240,7 @@ class Answer:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     label: str = ""  # what the person saw (a topic button's label, else the question)
     docs: list[str] = field(default_factory=list)  # the documents the search was limited to
+    searched_for: str = ""  # a follow-up's standalone question, shown as "Searched for" ('' for a standalone one)
     trace: dict[str, Any] = field(default_factory=dict)
     gate: dict[str, Any] | None = None  # the refusal gate's decision, when retrieval ran
     chosen_attempt: int | None = None
@@ -230,7 +256,7 @@ class Answer:
                "sources": [s.to_dict() for s in self.sources], "marks": self.marks, "backend": self.backend,
                "timings_ms": self.timings_ms, "prompt_tokens": self.prompt_tokens, "queue_ms": self.queue_ms,
                "attempts": self.attempts, "question": self.question, "label": self.label, "docs": self.docs,
-               "trace": self.trace}
+               "searched_for": self.searched_for, "trace": self.trace}
         if self.direct:
             out["direct"] = True
         if self.small_talk:

@@ -121,7 +121,7 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
     its kind as the category and `evidence_hit` as the score, so the list, the page's per-category
     chart and `eval compare` read it like an answers run's evidence hits."""
     config = config_snapshot(runtime, kind="conversations", sets=paths, retrieval_k=next(iter(reports.values())).k,
-                             history="previous questions, expected answers as the assistant's text")
+                             history="previous questions, expected answers as the assistant's text, with their passages")
     run = EvalRun(kind="conversations", status="running", config=config, note=note or None,
                   total=sum(len(r.turns) for r in reports.values()), sets=",".join(reports))
     db.session.add(run)
@@ -133,7 +133,7 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
                                     expected=expected,
                                     category=r.kind, passed=r.hit, ms=r.ms,
                                     result={"scores": {"evidence_hit": 1.0 if r.hit else 0.0},
-                                            "turn": r.index + 1, "follow_up": r.follow_up,
+                                            "turn": r.index + 1, "follow_up": r.follow_up, "gate_refused": r.refused,
                                             "search_text": r.search_text, "missing": r.missing,
                                             "passages": r.passages, "timings_ms": {"total": r.ms}}))
     run.done = run.total

@@ -27,11 +27,12 @@ class Sources:
     type: ClassVar[str] = "sources"
     passages: list[Passage]
     risk: str | None = None  # None for an answer that needs no passage (configured, small talk)
+    searched_for: str = ""  # a follow-up's standalone question (what retrieval searched for)
 
     def to_dict(self) -> dict:
         out = {"type": self.type, "passages": [dict(p.to_dict(), n=i) for i, p in enumerate(self.passages, 1)]}
         if self.risk is not None:
-            out["risk"] = self.risk
+            out.update(risk=self.risk, searched_for=self.searched_for)
         return out
 
 

@@ -202,6 +202,8 @@ class _Run:
         self.unknown_terms: list[str] = []  # from the refusal gate: names in the question the corpus never mentions
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
+        self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
+        self.ask = ""  # what the reader is asked when not the question as typed (a turn acting on the last answer)
 
     @property
     def strict(self) -> bool:
@@ -238,7 +240,8 @@ class _Run:
             marks={"sentences": checkable, "reader": by_reader, "checker": by_checker}, backend=self.backend(),
             timings_ms={k: (round(v, 1) if v is not None else None) for k, v in self.timings.items()},
             prompt_tokens=chosen.prompt_tokens if chosen else 0, queue_ms=round(self.queue_ms, 1),
-            attempts=[a.to_dict() for a in attempts], label=self.shown, docs=self.docs, trace=self.trace.to_dict(),
+            attempts=[a.to_dict() for a in attempts], label=self.shown, docs=self.docs,
+            searched_for=self.searched_for, trace=self.trace.to_dict(),
             gate=gate.to_dict() if gate is not None else None, chosen_attempt=chosen.n if gate and chosen else None,
             direct=direct, small_talk=small_talk))
 
@@ -291,7 +294,9 @@ class _Run:
         self.trace.stages.extend(retrieval.trace.stages)
         self.trace.notes.extend(retrieval.trace.notes)
         self.passages = retrieval.passages
-        yield Sources(self.passages, self.risk.level)
+        if retrieval.followup is not None and retrieval.followup.resolved:
+            self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
+        yield Sources(self.passages, self.risk.level, self.searched_for)
         return retrieval
 
     def refuse_before(self, gate: refusal.Gate) -> Iterator[Event]:
@@ -382,7 +387,7 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        messages = build_messages(self.question, self.passages, self.history, retry=retry,
+        messages = build_messages(self.ask or self.question, self.passages, self.history, retry=retry,
                                   history_chars=self.opts.history_chars)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),

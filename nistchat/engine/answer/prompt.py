@@ -12,6 +12,7 @@ The prompt is kept short on purpose: on a CPU the prompt is most of the time to 
 from __future__ import annotations
 
 from ..text import count_tokens, neutralise, unlabel
+from .language import answer_language
 from ..types import Passage
 
 SYSTEM_PROMPT = (
@@ -26,6 +27,7 @@ RETRY_INSTRUCTION = (
     "citing each as [n]. If no sentence answers it, say you don't know."
 )
 
+ANSWER_IN = "Answer in {language}, translating from the English context."
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
 
@@ -97,6 +99,8 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
     if retry:
         parts.append(RETRY_INSTRUCTION)
     parts.append(QUESTION_FOLLOWS)
+    language = answer_language(question)  # the passages are English: say which language to answer in
+    ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": "\n\n".join(parts)},
-            {"role": "user", "content": f"Question: {neutralise(question.strip())}"}]
+            {"role": "user", "content": ask}]

@@ -40,7 +40,7 @@ class Gate:
     refuse: bool
     unknown_terms: list[str] = field(default_factory=list)
     unknown_term_threshold: float | None = None
-    rule: str = ""  # which rule refused: "no_passages" | "low_score" | "unknown_term"
+    rule: str = ""  # which rule refused: "no_passages" | "low_score" | "unknown_term"; "follow_up": exempt
     stated_ids: list[str] = field(default_factory=list)  # framework ids of the question a passage states
 
     def to_dict(self) -> dict:
@@ -52,6 +52,7 @@ class Gate:
 
 _VOCAB_TOKEN = re.compile(r"[a-z0-9]+(?:[-/.][a-z0-9]+)*")
 _QUESTION_TOKEN = re.compile(r"[A-Za-z0-9][\w\-/.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)  # "the 2nd one" names nothing
 
 
 def vocabulary(index) -> set[str]:
@@ -83,7 +84,8 @@ def named_terms(question: str) -> list[str]:
 
 def unknown_terms(question: str, vocab: set[str]) -> list[str]:
     """Named terms of the question that the corpus never mentions."""
-    return [t for t in named_terms(question) if t.lower() not in vocab and t.lower().rstrip("s") not in vocab]
+    return [t for t in named_terms(question) if t.lower() not in vocab and t.lower().rstrip("s") not in vocab
+            and not _ORDINAL.fullmatch(t)]
 
 
 def dense_max(retrieval: Retrieval, embedder=None) -> float | None:
@@ -138,10 +140,17 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     score = FEATURES[feature](retrieval, embedder)
     unknown = unknown_terms(retrieval.question, vocab) if vocab else []
     g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
+    followup = retrieval.followup
+    leans = followup is not None and followup.leans_on_answered
     if score is None:
         return g
     g.stated_ids = stated_ids(retrieval.question, retrieval.passages)
-    if score < threshold and not g.stated_ids:
+    if leans and not unknown:
+        # "what does the third one mean?" has no topic words of its own: the turn it leans on was
+        # answered and the passages were searched for the resolved question, so a low score is
+        # not a reason; only a name the corpus never mentions ("and HIPAA?") still refuses.
+        g.rule = "follow_up"
+    elif score < threshold and not g.stated_ids and not leans:
         g.refuse, g.rule = True, "low_score"
     elif unknown and score < term_threshold:
         g.refuse, g.rule = True, "unknown_term"

@@ -23,11 +23,14 @@ from .documents import doc_short_name
 # Names users call the corpus documents by that their titles do not contain whole.
 ALIASES: dict[str, tuple[str, ...]] = {
     "NIST.AI.100-1": ("AI RMF", "AI Risk Management Framework"),
-    "NIST.AI.100-2e2023": ("Adversarial Machine Learning taxonomy", "AML taxonomy", "AI 100-2"),
-    "NIST.AI.100-5": ("Global Engagement on AI Standards", "AI standards engagement plan"),
+    "NIST.AI.100-2e2023": ("Adversarial Machine Learning taxonomy", "AML taxonomy", "AI 100-2", "adversarial ML report",
+                           "AML report", "adversarial machine learning report"),
+    "NIST.AI.100-5": ("Global Engagement on AI Standards", "AI standards engagement plan", "standards plan",
+                      "global standards plan"),
     "NIST.AI.600-1": ("Generative AI Profile", "Generative Artificial Intelligence Profile", "GenAI Profile",
                       "GAI Profile"),
-    "NIST.AI.800-4": ("Monitoring of Deployed AI Systems", "Challenges to the Monitoring"),
+    "NIST.AI.800-4": ("Monitoring of Deployed AI Systems", "Challenges to the Monitoring", "monitoring report",
+                      "AI monitoring report"),
     "NIST.SP.800-218A": ("SSDF", "Secure Software Development Framework", "Secure Software Development Practices"),
     "NIST.AI.CI-Profile-Concept-Note": ("Critical Infrastructure Profile", "CI Profile", "concept note"),
 }
@@ -119,6 +122,18 @@ class Catalog:
 
     def named(self, text: str) -> list[str]:
         """Documents the text names, in catalog order; of overlapping matches only the longest counts."""
+        found = {doc for _, _, doc in self._spans(text)}
+        return [doc for doc in self.patterns if doc in found]
+
+    def without_names(self, text: str) -> str:
+        """The text with the document names it holds cut out, each with its article ("how does the
+        AI RMF define risk" -> "how does define risk"): what it asks, whichever document."""
+        for start, end, _ in sorted(self._spans(text), reverse=True):
+            article = re.search(r"\b(?:the|a|an)\s+$", text[:start], re.IGNORECASE)
+            text = text[:article.start() if article else start] + text[end:]
+        return re.sub(r"\s{2,}", " ", text).strip()
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
         spans: list[tuple[int, int, str]] = []
         for doc, pats in self.patterns.items():
             for _, rx in pats:
@@ -128,5 +143,4 @@ class Catalog:
         for start, end, doc in spans:
             if not any(s <= start < e for s, e, _ in kept):
                 kept.append((start, end, doc))
-        found = {doc for _, _, doc in kept}
-        return [doc for doc in self.patterns if doc in found]
+        return kept

@@ -4,8 +4,8 @@ Every other evaluation asks one question at a time; people follow up ("and for M
 one", "does the Profile agree?"). Each conversation of the set
 (data/eval/conversations_dev.jsonl, conversations_test.jsonl) is run turn by turn through the
 retriever with the history the chat would pass: every earlier user question and, as the assistant's
-text, that turn's *expected* answer. The real answers are not generated (that would take the reader
-minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
+text, that turn's *expected* answer, with the passages retrieved for it as its sources. The real
+answers are not generated (that would take the reader minutes per conversation and make retrieval depend on the reader's luck), so retrieval is measured
 as if each previous answer had been the expected one -- the best case for anything that reads the
 previous answer.
 
@@ -16,11 +16,12 @@ of turn, dev and test side by side.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..retrieval import Retriever
+from ..types import Retrieval
 from .retrieval import missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
@@ -44,15 +45,6 @@ class Conversation:
     id: str
     turns: list[Turn]
 
-    def history_before(self, index: int) -> list[dict]:
-        """The chat messages that precede turn `index` (0-based), as `chat.store.engine_history`
-        builds them: user question, then the assistant's text (here the expected answer)."""
-        history: list[dict] = []
-        for turn in self.turns[:index]:
-            history.append({"role": "user", "content": turn.question})
-            history.append({"role": "assistant", "content": turn.answer})
-        return history
-
 
 @dataclass
 class TurnResult:
@@ -66,6 +58,7 @@ class TurnResult:
     passages: list[dict]
     ms: float
     expected: Turn | None = None
+    refused: bool = False  # the refusal gate would refuse it before generation
 
     @property
     def follow_up(self) -> bool:
@@ -80,14 +73,16 @@ class TurnResult:
 class Tally:
     n: int = 0
     hits: int = 0
+    refused: int = 0
 
     @property
     def rate(self) -> float | None:
         return round(self.hits / self.n, 4) if self.n else None
 
-    def add(self, hit: bool) -> None:
+    def add(self, hit: bool, refused: bool = False) -> None:
         self.n += 1
         self.hits += int(hit)
+        self.refused += int(refused)
 
 
 @dataclass
@@ -99,7 +94,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit)
+                t.add(r.hit, r.refused)
         return t
 
     @property
@@ -112,7 +107,7 @@ class ConversationReport:
                   "follow-up turns": self.tally(lambda r: r.follow_up),
                   "all turns": self.tally(lambda r: True)}
         kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
-        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate}  # noqa: E731
+        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused}  # noqa: E731
         return {"k": self.k, "conversations": self.n_conversations,
                 "groups": {g: as_dict(t) for g, t in groups.items()},
                 "kinds": {kd: as_dict(t) for kd, t in kinds.items() if t.n}}
@@ -159,20 +154,29 @@ def _search_text(retrieval) -> str:
     return str(items[0].get("search_text", "")) if items else ""
 
 
-def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None) -> ConversationReport:
+def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None,
+                      gate: Callable[[Retrieval], bool] | None = None) -> ConversationReport:
     """Every turn of every conversation through `retriever.retrieve` with the history before it.
-    Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each."""
+    Turns without evidence are skipped (none in the shipped sets); `on_turn(result)` after each;
+    `gate(retrieval) -> bool` (the refusal gate) counts the turns it would refuse."""
     report = ConversationReport(k=k)
     for conv in conversations:
+        history: list[dict] = []
         for index, turn in enumerate(conv.turns):
             if not turn.evidence:
+                history += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
                 continue
-            result = retriever.retrieve(turn.question, k=k, history=conv.history_before(index))
+            result = retriever.retrieve(turn.question, k=k, history=list(history))
+            # as chat.store.engine_history passes it: the passages this turn's answer was given
+            history += [{"role": "user", "content": turn.question},
+                        {"role": "assistant", "content": turn.answer,
+                         "sources": [{**p.to_dict(), "cited": False} for p in result.passages]}]
             texts = [p.text for p in result.passages]
             missing = missing_evidence(turn.evidence, texts)
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, _search_text(result),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
-                             round(result.timings_ms.get("total", 0.0), 1), turn)
+                             round(result.timings_ms.get("total", 0.0), 1), turn,
+                             bool(gate(result)) if gate else False)
             report.turns.append(row)
             if on_turn:
                 on_turn(row)
@@ -194,6 +198,8 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             ("conversations", [str(summaries[n]["conversations"]) for n in names])]
     for group in ("first turns", "follow-up turns", "all turns"):
         rows.append((f"{group} evidence-hit@{k}", [cell(summaries[n]["groups"][group]) for n in names]))
+    for group in ("first turns", "follow-up turns"):
+        rows.append((f"{group} refused by the gate", [str(summaries[n]["groups"][group]["refused"]) for n in names]))
     for kind in KINDS:
         rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
     label_w = max(len(r[0]) for r in rows) + 2
@@ -204,7 +210,7 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             lines.append("")
             lines.append(f"{name} misses ({len(rep.misses())}):")
             for r in rep.misses():
-                lines.append(f"  {r.id} [{r.kind}] {r.question}")
+                lines.append(f"  {r.id} [{r.kind}] {r.question}" + ("  (refused by the gate)" if r.refused else ""))
                 if r.search_text and r.search_text != r.question.lower():
                     lines.append(f"      searched for: {r.search_text!r}")
                 for e in r.missing:

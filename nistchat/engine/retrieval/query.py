@@ -3,8 +3,9 @@
 Why a stage of its own: identifiers such as GOVERN 1.2, PW.1.1, MP-5.1-005 or DP-SGD are the
 strongest keyword signal in this corpus, so normalisation must never break them (no lowercasing,
 no punctuation stripping here; BM25 tokenisation happens in the index's own tokenizer). A short
-follow-up ("and the second one?") carries no topic of its own, so the previous user question is
-prepended for retrieval only; the question shown to the user is unchanged.
+follow-up ("and the second one?") carries no topic of its own, so it is resolved against the
+conversation first (followup.py) and searched for as that standalone question; the question
+shown to the user is unchanged.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ FOLLOW_UP_MAX_CONTENT_WORDS = 3  # a question with more topic words than this st
 class Query:
     original: str
     text: str  # normalised question (what the reader and reranker see)
-    search_text: str  # what dense and BM25 search with (text, or previous question + text)
+    search_text: str  # what dense and BM25 search with (text, or a follow-up's resolved question)
     identifiers: list[str] = field(default_factory=list)
     rewritten: bool = False
     note: str = ""
@@ -139,21 +140,10 @@ def is_follow_up(text: str) -> bool:
     return bool(_FOLLOW_UP_START.match(text) or _PRONOUN.search(text) or not content)
 
 
-def _previous_question(history: list[dict] | None, current: str) -> str:
-    """The latest earlier user turn (a history that already ends with this question skips it)."""
-    for turn in reversed(history or []):
-        content = normalise(str(turn.get("content", "") or ""))
-        if turn.get("role") == "user" and content and content != current:
-            return content
-    return ""
-
-
-def prepare(question: str, history: list[dict] | None = None) -> Query:
-    """Normalise the question and, for a follow-up, search with the previous question prepended."""
+def prepare(question: str, *, search_text: str | None = None, note: str = "") -> Query:
+    """Normalise the question; `search_text` is what retrieval searches for instead, when the turn
+    was resolved against the conversation (followup.resolve: a follow-up's standalone question)."""
     text = normalise(question)
     shape = {"asks_definition": asks_definition(text), "wants_list": wants_list(text), "count": stated_count(text)}
-    previous = _previous_question(history, text)
-    if previous and is_follow_up(text):
-        return Query(question, text, f"{previous} {text}", identifiers(f"{previous} {text}"), True,
-                     "follow-up: previous user question prepended for retrieval", **shape)
-    return Query(question, text, text, identifiers(text), **shape)
+    searched = normalise(search_text) if search_text is not None else text
+    return Query(question, text, searched, identifiers(searched), searched != text, note, **shape)

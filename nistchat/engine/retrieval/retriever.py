@@ -20,10 +20,11 @@ from ..corpus.catalog import Catalog
 from ..index import Index, SecondDense
 from ..index.sparse import bm25_tokenize
 from ..text import count_tokens
-from ..types import Candidate, Ranked, Retrieval, Trace
+from ..types import Candidate, Passage, Ranked, Resolution, Retrieval, Trace
 from . import fusion
 from .exact import ExactSearch
 from .expand import ExpandConfig, expand
+from .followup import resolve
 from .query import Query, prepare
 from .rerank import rerank
 from .rewrite import Rewriter
@@ -89,7 +90,13 @@ class Retriever:
         trace = Trace()
         embedder = self._warm_embedder(trace) if mode in ("hybrid", "dense") else None
         start = time.perf_counter()
-        query, named = self._shape(question, history, docs, trace)
+        chosen = self._chosen(docs)
+        followup = resolve(question, history, self.catalog, self.index.parents)
+        if followup.reuse:
+            return self._reused(question, followup, trace, start)
+        if followup.compare and not chosen and self.config.scope_named_docs:
+            return self._compared(question, followup, k, mode, start)
+        query, named = self._shape(question, followup, chosen, trace)
         lists = self._search(query, named, mode, embedder, trace)
         fused = self._fuse(lists, mode, trace)
         candidates = self._rerank(query, fused, trace)
@@ -97,7 +104,7 @@ class Retriever:
         timings = {key: trace.ms(key) for key in TIMING_KEYS if key != "total"}
         timings["total"] = round((time.perf_counter() - start) * 1000, 2)
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
-                         list_count=query.list_count)
+                         list_count=query.list_count, followup=followup)
 
     # -- the steps, in order
     def _warm_embedder(self, trace: Trace) -> Embedder:
@@ -111,15 +118,20 @@ class Retriever:
                                f"(not counted in timings)")
         return embedder
 
-    def _shape(self, question: str, history: list[dict] | None, docs: list[str] | None,
-               trace: Trace) -> tuple[Query, list[str]]:
-        """The query searched (a follow-up leans on the conversation) and the documents it is scoped to."""
-        query: Query = prepare(question, history)
+    def _chosen(self, docs: list[str] | None) -> list[str]:
+        """The documents a person chose, in index order; ValueError naming the known ones for any other."""
         chosen = [d for d in self.catalog.patterns if d in set(docs or ())]
         if docs and len(chosen) < len(set(docs)):
             raise ValueError(unknown_docs_message(docs, list(self.catalog.patterns)))
-        named = chosen or (self.catalog.named(query.search_text) if self.config.scope_named_docs else [])
-        trace.add("query", 0.0, [{**query.to_dict(), "documents": named, "chosen": chosen}], query.note)
+        return chosen
+
+    def _shape(self, question: str, followup: Resolution, chosen: list[str], trace: Trace) -> tuple[Query, list[str]]:
+        """The query searched (a follow-up as resolved against the conversation, retrieval/followup.py)
+        and the documents it is scoped to (chosen, else named or carried over)."""
+        query: Query = prepare(question, search_text=followup.question, note=followup.why)
+        named = chosen or (list(followup.scope) if self.config.scope_named_docs else [])
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": named, "chosen": chosen}],
+                  query.note)
         if chosen:
             trace.notes.append(f"limited to the chosen documents: {', '.join(chosen)}")
         if query.rewritten:
@@ -211,6 +223,51 @@ class Retriever:
             tokens = sum(count_tokens(p.text) for p in passages)
             stage.note = f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget"
         return passages
+
+    def _reused(self, question: str, followup: Resolution, trace: Trace, start: float) -> Retrieval:
+        """A turn acting on the previous answer ("briefer", "in a table"): that answer's passages
+        again, no new search, so the reader restates what was found and the checks use the same."""
+        query = prepare(question, search_text=followup.question, note=followup.why)
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
+                                  "chosen": []}], followup.why)
+        trace.notes.append(followup.why)
+        passages = [Passage(**{**p.to_dict(), "rank": i}) for i, p in enumerate(followup.reuse, 1)]
+        timings = dict.fromkeys(TIMING_KEYS, 0.0)
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count, followup=followup)
+
+    def _compared(self, question: str, followup: Resolution, k: int, mode: str, start: float) -> Retrieval:
+        """A comparison across documents ("is the GAI Profile's the same?"): the resolved
+        question retrieved from each document on its own, the passages taken in turns (best of each
+        first) within k and the context budget, so each document's answer reaches the reader."""
+        parts = [self.retrieve(followup.question, k=k, mode=mode, docs=[doc]) for doc in followup.scope]
+        budget, used, seen = self.settings.answer.context_tokens, 0, set()
+        passages: list[Passage] = []
+        for rank in range(k):
+            for part in parts:
+                if rank < len(part.passages) and len(passages) < k and part.passages[rank].id not in seen:
+                    p = part.passages[rank]
+                    cost = count_tokens(p.text)
+                    if passages and used + cost > budget:
+                        continue
+                    seen.add(p.id)
+                    used += cost
+                    passages.append(Passage(**{**p.to_dict(), "rank": len(passages) + 1}))
+        query = prepare(question, search_text=followup.question, note=followup.why)
+        trace = Trace()
+        trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
+                                  "chosen": []}], followup.why)
+        trace.notes.append(f"{followup.why}: {', '.join(followup.scope)}")
+        for doc, part in zip(followup.scope, parts):  # each document's stages, its name on them
+            for stage in part.trace.stages:
+                if stage.name != "query":
+                    trace.stages.append(type(stage)(stage.name if doc == followup.scope[0] else f"{stage.name}@{doc}",
+                                                    stage.ms, stage.items, stage.note))
+        timings = {key: round(sum(p.timings_ms.get(key, 0.0) for p in parts), 2) for key in TIMING_KEYS}
+        timings["total"] = round((time.perf_counter() - start) * 1000, 2)
+        return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
+                         list_count=query.list_count, followup=followup)
 
     # -- helpers
     def _scoped(self, ranked: Ranked, docs: list[str], depth: int) -> Ranked:

@@ -336,3 +336,24 @@ def test_a_document_choice_the_index_lacks_is_a_bad_input_error_before_the_reade
     events = list(tiny_runtime.answer("How is each widget reviewed?", docs=["NIST.AI.404"]))
     assert [e.type for e in events] == ["error"] and events[0].failure.kind == "bad_input"
     assert "Known: NIST.AI.999-9, NIST.AI.CI-Profile-Concept-Note" in events[0].failure.message
+
+
+def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked_against_them(rt):
+    """"briefer please" after an answer: no new search (the previous answer's passages come back as
+    the sources), the gate lets it through, the real reader writes from them, and the final event
+    says what was searched for."""
+    first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
+    sources = [{**p.to_dict(), "cited": True} for p in first.passages]
+    history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
+               {"role": "assistant", "content": "Confabulation is confidently stated but false content [1].",
+                "sources": sources}]
+    events = list(rt.answer("briefer please", history))
+    shown = next(e for e in events if e.type == "sources").to_dict()
+    assert [p["id"] for p in shown["passages"]] == [p.id for p in first.passages][:len(shown["passages"])]
+    assert shown["searched_for"] == "how does the GAI profile describe confabulation?"
+    final = events[-1].to_dict()
+    assert events[-1].type == "final" and final["gate"]["rule"] == "follow_up" and not final["refused"]
+    assert final["searched_for"] == shown["searched_for"] and final["answer"].strip()
+    query = next(s for s in final["trace"]["stages"] if s["name"] == "query")["items"][0]
+    assert query["kind"] == "acts_on_previous" and not any(s["name"] == "dense" for s in final["trace"]["stages"])
+    assert query["reader_question"].startswith('Rewrite your previous answer to "how does the GAI profile')

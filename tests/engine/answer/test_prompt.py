@@ -97,3 +97,18 @@ def test_the_reader_gets_every_passage_retrieval_chose(runtime):
         passages = runtime.retrieve(question).passages
         assert sum(count_tokens(p.text) for p in passages) > budget * 0.8  # the budget was used
         assert fit_passages(passages, budget) == passages
+
+
+def test_a_question_in_another_language_is_answered_in_it_and_a_language_asked_for_wins():
+    from nistchat.engine.answer.language import answer_language
+
+    assert answer_language("¿qué dice el perfil sobre la privacidad de los datos?") == "Spanish"
+    assert answer_language("welche Risiken nennt das Profil für die Lieferkette?") == "German"
+    assert answer_language("quelles sont les fonctions du cadre ?") == "French"
+    assert answer_language("now say it again auf deutsch") == "German"
+    assert answer_language("ok in english please: was ist GOVERN?") == ""
+    for english in ("What does GOVERN 1.2 say?", "is the AI RMF mandatory for us", "and for MAP?", ""):
+        assert answer_language(english) == "", english
+    spanish = build_messages("¿qué dice el perfil sobre la privacidad de los datos?", [P(1)])[2]["content"]
+    assert spanish.endswith("\nAnswer in Spanish, translating from the English context.")
+    assert "Answer in" not in build_messages("What does GOVERN 1.2 say?", [P(1)])[2]["content"]

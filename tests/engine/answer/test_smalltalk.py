@@ -116,4 +116,4 @@ def test_a_follow_up_after_a_failed_turn_still_knows_the_question(tmp_path, ligh
         db.session.add_all([failed, follow])
         db.session.commit()
         assert engine_history(follow) == [{"role": "user", "content": "what are the AI RMF functions?"},
-                                          {"role": "assistant", "content": ""}]
+                                          {"role": "assistant", "content": "", "sources": [], "refused": False}]

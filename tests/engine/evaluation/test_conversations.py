@@ -1,7 +1,8 @@
 """The conversation evaluation: each turn is retrieved with the history the chat would pass (earlier
-questions, expected answers as the assistant's text) and scored like the retrieval evaluation; and
+questions, expected answers as the assistant's text, with their passages) and scored like the retrieval evaluation; and
 `nistchat eval conversations` on the real session runtime, stored as a run."""
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -34,25 +35,29 @@ class Scripted:
         return Retrieval(question, passages, Trace(), {"total": 5.0})
 
 
-def test_history_is_earlier_questions_with_expected_answers():
+def test_history_is_earlier_questions_with_expected_answers_and_their_passages():
     r = Scripted()
     run_conversations(r, CONVS)
     assert r.histories["q1"] == [] and r.histories["q4"] == []
-    assert r.histories["q3"] == [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "answer one"},
-                                 {"role": "user", "content": "q2"}, {"role": "assistant", "content": "answer two"}]
+    assert [(m["role"], m["content"]) for m in r.histories["q3"]] == [
+        ("user", "q1"), ("assistant", "answer one"), ("user", "q2"), ("assistant", "answer two")]
+    # each answer carries the passages retrieved for its turn, as the chat stores them
+    assert [s["text"] for s in r.histories["q3"][1]["sources"]] == TEXTS["q1"]
+    assert [s["id"] for s in r.histories["q3"][3]["sources"]] == ["p1"] and not r.histories["q3"][3]["sources"][0]["cited"]
 
 
 def test_first_turns_against_follow_ups_and_per_kind():
-    rep = run_conversations(Scripted(), CONVS)
+    rep = run_conversations(Scripted(), CONVS, gate=lambda r: r.question == "q5")  # the gate refuses q5
     s = rep.summary()
     # q4 opens its conversation in another language and its evidence is split across passages: a miss
-    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5}
-    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667}
+    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5, "refused": 0}
+    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667, "refused": 1}
     assert s["kinds"]["other_language"]["hits"] == 0 and s["kinds"]["drill_down"]["hits"] == 0
     assert "correction" not in s["kinds"] and s["conversations"] == 2
     assert [m.id for m in rep.misses()] == ["c1.3", "c2.1"]
     table = format_table({"dev": rep, "test": rep})
     assert "follow-up turns evidence-hit@6" in table and "2/3 (0.67)" in table and "c1.3 [drill_down] q3" in table
+    assert re.search(r"follow-up turns refused by the gate\s+1\s+1", table)
 
 
 def test_eval_conversations_command_stores_a_run(runtime, tmp_path):
@@ -69,6 +74,7 @@ def test_eval_conversations_command_stores_a_run(runtime, tmp_path):
     rep = json.loads(out.stdout.strip().splitlines()[-1])
     assert rep["summaries"]["convs"]["groups"]["first turns"]["n"] == 1
     assert rep["summaries"]["convs"]["groups"]["follow-up turns"]["n"] == 1
+    assert rep["summaries"]["convs"]["groups"]["follow-up turns"]["refused"] == 0  # the gate ran on each turn
     runs = CliRunner().invoke(main, ["eval", "runs", "--json", "--last", "1"], obj=runtime)
     stored = json.loads(runs.stdout.strip().splitlines()[-1])
     assert stored["id"] == rep["run"] and stored["kind"] == "conversations" and stored["sets"] == "convs"

@@ -1,4 +1,5 @@
 """Query stage: normalisation keeps identifiers intact; follow-ups borrow the previous question."""
+from nistchat.engine.retrieval.followup import resolve
 from nistchat.engine.retrieval.query import identifiers, is_follow_up, normalise, prepare, stated_count
 
 HISTORY = [{"role": "user", "content": "What are the six monitoring categories in AI 800-4?"},
@@ -25,27 +26,28 @@ def test_identifiers_survive_prepare():
 
 
 def test_short_follow_up_gets_previous_question():
-    q = prepare("and the second one?", HISTORY)
-    assert q.rewritten
-    assert q.search_text == "What are the six monitoring categories in AI 800-4? and the second one?"
-    assert q.text == "and the second one?"  # what the reader sees is unchanged
-    assert "follow-up" in q.note
+    r = resolve("and why?", HISTORY)
+    assert r.resolved and r.question == "What are the six monitoring categories in AI 800-4? and why?"
+    q = prepare("and why?", search_text=r.question, note=r.why)
+    assert q.rewritten and q.search_text == r.question and "follow-up" in q.note
+    assert q.text == "and why?"  # what the reader sees is unchanged
 
 
 def test_self_contained_question_is_not_rewritten():
-    q = prepare("What does the GenAI profile say about confabulation risks?", HISTORY)
-    assert not q.rewritten and q.search_text == q.text
+    r = resolve("What does the GenAI profile say about confabulation risks?", HISTORY)
+    assert not r.resolved and r.question == "What does the GenAI profile say about confabulation risks?"
+    assert not prepare(r.question, search_text=r.question).rewritten
 
 
 def test_no_history_no_rewrite():
+    assert not resolve("and the second one?").resolved
+    assert not resolve("and the second one?", []).resolved
     assert not prepare("and the second one?").rewritten
-    assert not prepare("and the second one?", []).rewritten
 
 
 def test_history_ending_with_same_question_is_skipped():
     history = HISTORY + [{"role": "user", "content": "why?"}]
-    q = prepare("why?", history)
-    assert q.search_text.startswith("What are the six monitoring categories")
+    assert resolve("why?", history).question.startswith("What are the six monitoring categories")
 
 
 def test_follow_up_detection():

@@ -1,0 +1,267 @@
+"""Follow-ups: a standalone question for every turn, resolved against what was said before.
+
+People follow up ("and for MAP?", "what does the third one mean?", "is the GAI Profile's the
+same?", "briefer please"). Searched on its own words such a turn finds nothing or the wrong
+thing, so each turn is resolved here, by rules measured on the conversation set's dev split
+(docs/decisions.md, "Follow-ups resolved"), into a `Resolution`: the question searched for, why,
+and the documents the search is limited to. What a turn can lean on is the conversation: earlier
+questions (each resolved in turn, so a chain of ellipses keeps its topic), the previous answer
+(its list items) and the passages that answer was given (its sources, carried in the history).
+
+- An item reference ("the 2nd one", "the last one") is replaced by that item of the previous
+  answer's list.
+- Scope carries over: a turn that names no document keeps the documents the turn it leans on was
+  limited to; a turn naming another document switches to it, unless it compares ("the same?",
+  "too?"), which keeps both and retrieves from each; a correction ("no, I meant …") replaces the
+  scope; a new standalone question (or "new q: …") drops it.
+- A turn that acts on the previous answer ("briefer", "in a table", "in one line", "auf
+  deutsch") starts no new search: it is answered from the previous answer's passages.
+
+Plain history messages ({"role", "content"}) still work; an assistant message may also carry
+`sources` (the passages it was given, as the chat stores them: id, doc, title, section, page,
+kind, text, cited) and `refused`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text import FRAMEWORK_IDS
+from ..types import Passage, Resolution
+from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise
+
+# Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
+_NEW_TOPIC = re.compile(
+    r"^\s*(?:(?:new|different|diff|another|other|separate|unrelated)\s+(?:q|qn|question|topic|thing)\b|unrelated\b|"
+    r"(?:switching|changing)\s+(?:the\s+)?topics?\b|on\s+another\s+note\b)[\s:,;.!?-]*", re.IGNORECASE)
+# A correction of the turn before: "no i meant …", "sorry, i meant …", "actually i meant …", "not X, Y".
+_CORRECTION = re.compile(
+    r"^\s*(?:(?:no|nope|sorry|oops|wait|actually|err?|hmm)\b[\s,.!-]*)*(?:i\s+meant|i\s+mean|i\s+was\s+asking\s+about|"
+    r"make\s+that)\b[\s:,-]*|^\s*(?:no|nope|sorry|actually)\b[\s,.!-]+(?=(?:the|for|about|in)\b)", re.IGNORECASE)
+# A turn comparing with what was said: both documents stay in scope.
+_COMPARE = re.compile(r"\b(same|similar|differ\w*|compare\w*|comparison|both|too|as well|also|agree\w*|vs\.?|versus|"
+                      r"likewise|contrast)\b", re.IGNORECASE)
+# Requests that act on the previous answer, in English and the corpus' likely other languages.
+_ACT = re.compile(
+    r"\b(shorter|short version|briefer|brief|in (?:one|1|a single|a) (?:sentence|line|paragraph|word)|one[- ]liner|"
+    r"tl;?dr|summari[sz]e|summary|simpler|simplify|in plain (?:english|words|language)|plainer|"
+    r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"
+    r"bullet points?|table form(?:at)?|tabular|rephrase|reword|explain (?:it |that )?(?:simply|like)|"
+    r"for (?:my|the|our) (?:manager|boss|team|exec\w*|director|ciso)(?: (?:mtg|meeting))?|"
+    r"in (?:spanish|german|french|english)|translate\w*|auf deutsch|auf englisch|en fran[cç]ais|en espa[nñ]ol|"
+    r"en ingl[eé]s|en anglais|kurz(?:e|er|fassung)?|zusammenfass\w*|r[eé]sum[eé]\w*|resumen|resume\w*|m[aá]s corto|"
+    r"plus court|tabelle|tableau|tabla)\b", re.IGNORECASE)
+# Words that may surround such a request without making it a new question.
+_ACT_FILLER = {
+    "say", "put", "make", "give", "write", "do", "redo", "turn", "show", "can", "could", "u", "you", "pls", "plz",
+    "please", "thanks", "thx", "ok", "okay", "now", "just", "again", "that", "this", "it", "those", "them", "these",
+    "me", "my", "us", "for", "in", "as", "a", "an", "the", "and", "into", "of", "version", "more", "bit", "little",
+    "way", "form", "mtg", "meeting", "email", "slide", "kannst", "du", "das", "es", "bitte", "sagen", "mir", "noch",
+    "mal", "machen", "le", "la", "les", "ça", "ca", "svp", "stp", "peux", "tu", "dire", "faire", "por", "favor",
+    "eso", "lo", "decir", "puedes", "hacer", "en", "auf", "please?", "so", "then", "also",
+}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
+             "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
+             "tenth": 10, "10th": 10, "last": -1, "final": -1}
+# "the 2nd one", "the last item", "the third," / "the 4th?": an ordinal that stands for an item (not
+# "the first step", which names a thing of its own).
+_ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
+                       r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
+# Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
+_FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
+                           r"perfect|nice)\b[\s,.!-]*)+", re.IGNORECASE)
+# An ellipsis: the turn swaps one thing of the question it leans on ("and for MAP?", "how about GV-1.2-001?").
+_ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b",
+                       re.IGNORECASE)
+_CITATION = re.compile(r"\s*\[\d+(?:\s*[,;–-]\s*\d+)*\]")
+_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """One earlier exchange: the user's text, the assistant's answer and the passages it was given."""
+    question: str
+    answer: str = ""
+    refused: bool = False
+    sources: tuple[Passage, ...] = ()
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.answer.strip()) and not self.refused
+
+
+def _passage(n: int, source: dict, parents: dict | None) -> Passage | None:
+    """A stored source back as a Passage (its stored text, else its parent's in the index)."""
+    pid = str(source.get("id") or "")
+    parent = (parents or {}).get(pid)
+    text = str(source.get("text") or (parent.text if parent is not None else ""))
+    if not pid or not text:
+        return None
+    return Passage(rank=n, id=pid, doc=str(source.get("doc") or (parent.doc if parent else "")),
+                   title=str(source.get("title") or (parent.title if parent else "")),
+                   section=str(source.get("section") or (parent.section if parent else "")),
+                   kind=source.get("kind") or (parent.kind if parent else "prose"),
+                   page=source.get("page", parent.page if parent else None), text=text,
+                   score=float(source.get("score") or 0.0))
+
+
+def turns_of(history: list[dict] | None, current: str, parents: dict | None = None) -> list[_Turn]:
+    """The history's exchanges, oldest first. A history that already ends with this question
+    (some callers pass it) has that last user message dropped."""
+    turns: list[_Turn] = []
+    for msg in history or []:
+        role, content = msg.get("role"), str(msg.get("content") or "")
+        if role == "user":
+            turns.append(_Turn(normalise(content)))
+        elif role == "assistant" and turns:
+            sources = [p for p in (_passage(i, s, parents) for i, s in enumerate(msg.get("sources") or [], 1)
+                                   if isinstance(s, dict)) if p is not None]
+            last = turns[-1]
+            turns[-1] = _Turn(last.question, content, bool(msg.get("refused")), tuple(sources))
+    if turns and turns[-1].question == current and not turns[-1].answer:
+        turns.pop()
+    return [t for t in turns if t.question]
+
+
+def answer_items(answer: str) -> list[str]:
+    """The items of a list answer: numbered or bulleted lines, else the longest run of
+    semicolon- or comma-separated parts (after a "Six:" / "… are" lead-in)."""
+    text = _CITATION.sub("", answer or "")
+    lines = [m.group(1).strip() for m in map(_LIST_LINE.match, text.splitlines()) if m]
+    if len(lines) >= 2:
+        return [re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0].strip(" .*") for line in lines]
+    best: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        body = sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence
+        body = re.split(r"\b(?:are|include|includes|including|is|were)\b\s*", body, maxsplit=1)[-1] \
+            if "," in body or ";" in body else body
+        parts = [p for p in re.split(r";\s*", body) if p.strip()]
+        if len(parts) < 2:
+            parts = re.split(r",\s*", body)
+        if len(parts) >= 2:
+            tail = re.split(r"\s+(?:and|or)\s+", parts[-1], maxsplit=1)
+            if len(tail) == 2 and not parts[-1].lower().startswith(("and ", "or ")):
+                parts = parts[:-1] + tail
+        items = [re.sub(r"^(?:and|or)\s+|\s+(?:and|or)$", "", p.strip(" .")).strip() for p in parts]
+        items = [i for i in items if i]
+        if len(items) >= 2 and len(items) > len(best):
+            best = items
+    return best
+
+
+def _topic(question: str, catalog) -> str:
+    """A resolved question less the documents it names: what a comparison asks of another document."""
+    return catalog.without_names(question) if catalog else question
+
+
+# Names of one kind, so that "and for MAP?" after a GOVERN question swaps GOVERN out: the AI RMF's
+# functions, and each shape of framework identifier (GOVERN 1.2, GV-1.3-002, PW.1.1).
+_SWAPPABLE = (re.compile(r"\b(?:govern|map|measure|manage)\b(?![\s-]*\d)", re.IGNORECASE), *FRAMEWORK_IDS)
+
+
+def _swap(frame: str, turn: str) -> str:
+    """The frame with its name of the turn's kind replaced by the turn's ("what does GOVERN do" +
+    "and for MAP?" -> "what does MAP do"); '' when the turn names none, or the frame has none."""
+    for kind in _SWAPPABLE:
+        new, old = kind.search(turn), kind.search(frame)
+        if new and old:
+            return f"{frame[:old.start()]}{new.group(0)}{frame[old.end():]}"
+    return ""
+
+
+def _strip(pattern: re.Pattern, text: str) -> str:
+    return pattern.sub("", text, count=1).strip(" ,:;-")
+
+
+def _acts_on_previous(text: str) -> bool:
+    """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
+    request names how to say the previous answer and nothing new to look up."""
+    if not _ACT.search(text):
+        return False
+    rest = _ACT.sub(" ", text)
+    words = [w for w in re.findall(r"[^\W\d_]+|\d+", rest.lower()) if w not in _ACT_FILLER]
+    return len(words) <= 1
+
+
+def _scope(turn_docs: list[str], previous: Resolution | None) -> tuple[str, ...]:
+    return tuple(turn_docs) if turn_docs else (previous.scope if previous else ())
+
+
+def resolve(question: str, history: list[dict] | None = None, catalog=None, parents: dict | None = None) -> Resolution:
+    """The standalone question for `question` given the conversation before it. `catalog` (the
+    index's document names) finds the documents a turn names; `parents` rebuilds stored sources
+    that carry no text."""
+    text = normalise(question)
+    turns = turns_of(history, text, parents)
+    previous: Resolution | None = None
+    for i, turn in enumerate(turns):  # each earlier turn resolved against those before it
+        previous = _resolve_one(turn.question, turns[:i], previous, catalog)
+    return _resolve_one(text, turns, previous, catalog)
+
+
+def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, catalog) -> Resolution:
+    named = catalog.named(text) if catalog else []
+    new_topic = _NEW_TOPIC.match(text)
+    if new_topic:
+        rest = text[new_topic.end():].strip()
+        return Resolution(rest or text, "a new topic: earlier turns and their documents dropped", "new_topic",
+                          tuple(named))
+    if not before or previous is None:
+        return Resolution(text, "standalone", scope=tuple(named))
+    last = before[-1]
+    answered = last.answered
+    base = previous.question
+
+    if _acts_on_previous(text) and last.sources:
+        # a small reader asked "briefer please" alone answers "Please": it is told what to rewrite
+        ask = f'Rewrite your previous answer to "{base}" as asked: {text}' if answered else ""
+        return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
+                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask)
+
+    correction = _CORRECTION.match(text)
+    if correction:
+        rest = text[correction.end():].strip() or text
+        if named:  # "no, I meant the monitoring report, …": that document replaces the scope
+            own = _content_words(_topic(rest, catalog))
+            query = rest if len(own) > 1 else f"{_topic(base, catalog)} {rest}"
+            return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
+                              "correction", tuple(named), leans_on_answered=answered)
+        return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction",
+                          previous.scope, leans_on_answered=answered)
+
+    item = _ITEM_REF.search(text)
+    if item:
+        items = answer_items(last.answer)
+        n = _ORDINALS[item.group(1).lower()]
+        if items and (n == -1 or n <= len(items)):
+            picked = items[n - 1] if n > 0 else items[-1]
+            rest = re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}").strip()
+            why = f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}"
+            return Resolution(f"{rest} ({base})" if not named else rest, why, "item", _scope(named, previous),
+                              leans_on_answered=answered)
+
+    bare = _strip(_FILLER_START, text) or text
+    ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
+                                                or bool(identifiers(bare)))
+    leans = ellipsis or is_follow_up(bare) or (
+        bool(_PRONOUN.search(bare)) and len(_content_words(bare)) <= 4 and not identifiers(bare))
+    if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
+        if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
+            docs = tuple(dict.fromkeys((*previous.scope, *named)))
+            return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both "
+                              "turns searched, each on its own", "comparison", docs, compare=len(docs) > 1,
+                              leans_on_answered=answered)
+        return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the "
+                          "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
+    if ellipsis:
+        frame = previous.frame or base
+        swapped = _swap(frame, bare)
+        if swapped:
+            return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
+                              "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
+        return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
+                          "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
+    if leans:
+        return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
+                          "follow_up", _scope(named, previous), leans_on_answered=answered)
+    return Resolution(text, "standalone", scope=tuple(named))

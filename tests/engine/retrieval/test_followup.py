@@ -1,0 +1,140 @@
+"""Follow-ups resolved against the conversation (engine/retrieval/followup.py): item references,
+scope that carries over and lets go, comparisons from both documents, turns that act on the
+previous answer with no new search, and the gate that never refuses a follow-up of an answered
+turn. The rules on plain text first, then the real retriever on the real index (session fixture)."""
+import pytest
+
+from nistchat.engine.answer.refusal import gate, vocabulary
+from nistchat.engine.corpus.catalog import Catalog, DocEntry
+from nistchat.engine.retrieval.followup import answer_items, resolve
+
+RMF, GAI, AML, SSDF, MON = "NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.100-2e2023", "NIST.SP.800-218A", "NIST.AI.800-4"
+CATALOG = Catalog([DocEntry(RMF, "NIST AI 100-1 Artificial Intelligence Risk Management Framework (AI RMF 1.0)"),
+                   DocEntry(GAI, "NIST AI 600-1 Artificial Intelligence Risk Management Framework: Generative "
+                                 "Artificial Intelligence Profile"),
+                   DocEntry(AML, "NIST AI 100-2e2023 Adversarial Machine Learning"),
+                   DocEntry(SSDF, "NIST SP 800-218A Secure Software Development Practices for Generative AI"),
+                   DocEntry(MON, "NIST AI 800-4 Challenges to the Monitoring of Deployed AI Systems")])
+GAI_RISKS = "The profile names these risks:\n1. CBRN Information [1]\n2. Confabulation [2]\n3. Data Privacy: leakage [3]"
+SOURCE = {"rank": 1, "id": "x:1", "doc": GAI, "title": "GenAI Profile", "section": "Risks", "page": 4, "kind": "prose",
+          "text": "Confabulation: the production of confidently stated but false content.", "cited": True}
+
+
+def chat(*turns):
+    """History messages from (question, answer[, sources]) pairs."""
+    out = []
+    for q, a, *sources in turns:
+        out += [{"role": "user", "content": q}, {"role": "assistant", "content": a, "sources": sources[0] if sources else []}]
+    return out
+
+
+def test_list_items_of_an_answer():
+    assert answer_items(GAI_RISKS) == ["CBRN Information", "Confabulation", "Data Privacy"]
+    assert answer_items("Four kinds: evasion, poisoning, privacy and abuse attacks.") == [
+        "evasion", "poisoning", "privacy", "abuse attacks"]
+    assert answer_items("It is voluntary.") == []
+
+
+def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
+    r = resolve("ok, what does the second one mean?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
+                CATALOG)
+    assert r.kind == "item" and "Confabulation" in r.question and r.scope == (GAI,) and r.leans_on_answered
+    last = resolve("and the last one?", chat(("which risks does the GAI profile list?", GAI_RISKS)), CATALOG)
+    assert "Data Privacy" in last.question
+    # "the first step" names a thing of its own, not an item of the list
+    assert resolve("is that the first step?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
+                   CATALOG).kind != "item"
+
+
+def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
+    history = chat(("what is the purpose of the map function in the AI RMF", "MAP establishes context."),
+                   ("right, and MEASURE?", "MEASURE analyzes risk."))
+    r = resolve("and govern", history, CATALOG)
+    assert r.question.startswith("what is the purpose of the govern function in the AI RMF")
+    assert "MEASURE" not in r.question and r.scope == (RMF,)
+
+
+def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
+    history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
+    assert resolve("why does it matter?", history, CATALOG).scope == (AML,)
+    corrected = resolve("no, i meant the SSDF, what does it say about model weights", history, CATALOG)
+    assert corrected.kind == "correction" and corrected.scope == (SSDF,) and "model weights" in corrected.question
+    fresh = resolve("new question: how is monitoring done after deployment", history, CATALOG)
+    assert fresh.kind == "new_topic" and fresh.scope == () and not fresh.resolved
+    assert fresh.question == "how is monitoring done after deployment"
+    standalone = resolve("How should organisations monitor deployed AI systems for drift over time?", history, CATALOG)
+    assert not standalone.resolved and standalone.scope == ()
+
+
+def test_a_comparison_keeps_both_documents():
+    r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
+    assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
+    assert r.question.startswith("how does define harm?")  # the question, asked of both, less the name
+    switch = resolve("and what does the SSDF say about it?", chat(("how does the AI RMF define harm?", "Harm.")), CATALOG)
+    assert switch.scope == (SSDF,) and not switch.compare
+
+
+def test_acting_on_the_previous_answer_reuses_its_passages():
+    history = chat(("how does the GAI profile describe confabulation?", "Confabulation is false content.", [SOURCE]))
+    for turn in ("briefer please", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
+        assert r.question == "how does the GAI profile describe confabulation?"
+        assert r.ask == f'Rewrite your previous answer to "{r.question}" as asked: {turn}'  # what the reader is told
+    assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
+    # plain role/content history (no sources): searched as a follow-up instead
+    plain = [{"role": "user", "content": "how is confabulation described?"}, {"role": "assistant", "content": "False content."}]
+    assert resolve("tl;dr please", plain, CATALOG).reuse == ()
+
+
+def test_a_refused_turn_gives_no_gate_exemption():
+    history = [{"role": "user", "content": "which risks does the GAI profile list?"},
+               {"role": "assistant", "content": "I can't answer that.", "refused": True}]
+    assert not resolve("tell me about the 2nd one", history, CATALOG).leans_on_answered
+
+
+# -- the real retriever on the real index
+@pytest.fixture(scope="module")
+def retriever(runtime):
+    return runtime.retriever
+
+
+def test_drill_down_retrieves_the_item(retriever):
+    r = retriever.retrieve("ok, what does the second one mean?",
+                           history=chat(("which risks does the GAI profile list?", GAI_RISKS)))
+    q = r.trace.stage("query").items[0]
+    assert q["kind"] == "item" and "Confabulation" in q["search_text"] and q["documents"] == [GAI]
+    assert all(p.doc == GAI for p in r.passages) and any("confabulation" in p.text.lower() for p in r.passages[:3])
+    assert r.followup.leans_on_answered
+
+
+def test_comparison_retrieves_from_both_documents(retriever):
+    r = retriever.retrieve("is the GAI Profile's the same?",
+                           history=chat(("what is risk according to the AI RMF?", "A composite measure of probability.")))
+    assert {p.doc for p in r.passages} == {RMF, GAI}
+    assert r.passages[0].doc != r.passages[1].doc  # taken in turns: the best of each first
+    assert len(r.passages) <= 6 and r.trace.stage("query").items[0]["compare"]
+
+
+def test_acting_on_the_previous_answer_runs_no_search(retriever, runtime):
+    first = retriever.retrieve("how does the GAI profile describe confabulation?")
+    sources = [{**p.to_dict(), "cited": i == 0} for i, p in enumerate(first.passages)]
+    r = retriever.retrieve("as a bullet list pls",
+                           history=chat(("how does the GAI profile describe confabulation?", "It is false content.", sources)))
+    assert [p.id for p in r.passages] == [p.id for p in first.passages]
+    assert r.trace.stage("dense") is None and r.trace.stage("bm25") is None
+    assert not gate(r, runtime.settings, runtime.models.optional("embedder"), vocabulary(runtime.index)).refuse
+
+
+def test_the_gate_never_refuses_a_follow_up_of_an_answered_turn(retriever, runtime):
+    vocab, embedder = vocabulary(runtime.index), runtime.models.optional("embedder")
+    settings = runtime.settings
+    answered = retriever.retrieve("say more about the 2nd one",
+                                  history=chat(("which risks does the GAI profile list?", GAI_RISKS)))
+    g = gate(answered, settings, embedder, vocab)
+    assert not g.refuse and g.rule == "follow_up"
+    alone = retriever.retrieve("say more about the 2nd one")
+    assert alone.followup is not None and not alone.followup.leans_on_answered
+    # a name the corpus never mentions still counts against a follow-up
+    unknown = retriever.retrieve("and what about Zorblatt?", history=chat(("how is confabulation described?", "False content.")))
+    assert gate(unknown, settings, embedder, vocab).unknown_terms == ["Zorblatt"]
