@@ -183,11 +183,9 @@ def conversations(spec, k, overrides, as_json, no_store, note) -> None:
         raise click.ClickException(str(exc)) from None
     with friendly_errors():
         runtime.index  # noqa: B018 - a missing index is one clear line, before anything runs
-        from ..engine.answer.refusal import gate, vocabulary
-
-        vocab, embedder = vocabulary(runtime.index), runtime.models.optional("embedder")
-        refused = lambda r: gate(r, runtime.settings, embedder, vocab).refuse  # noqa: E731
-        reports = {name: run_conversations(runtime.retriever, convs, k=k, gate=refused) for name, convs in sets.items()}
+        pipeline = runtime.pipeline
+        reports = {name: run_conversations(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse)
+                   for name, convs in sets.items()}
     run_id = None
     if not no_store:
         app = store_app(runtime)

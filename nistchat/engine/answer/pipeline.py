@@ -156,7 +156,7 @@ class Pipeline:
     def gate(self, retrieval: Retrieval, run: "_Run") -> refusal.Gate:
         """The refusal gate, and what it tells verification (weak retrieval, names the corpus lacks)."""
         t = time.perf_counter()
-        g = refusal.gate(retrieval, self.settings, self.models.optional("embedder"), self.vocabulary())
+        g = self.refusal_gate(retrieval)
         run.trace.add("refusal_gate", _ms(t), [g.to_dict()])
         run.unknown_terms = list(g.unknown_terms)
         run.count = retrieval.list_count
@@ -166,6 +166,10 @@ class Pipeline:
         run.trace.add("verify_policy", 0.0, [{"mode": run.verify_mode, "risk": run.risk.level,
                                               "weak_retrieval": run.weak_retrieval}])
         return g
+
+    def refusal_gate(self, retrieval: Retrieval) -> refusal.Gate:
+        """The gate's decision on a retrieval, as an answer would meet it (an evaluation counts them)."""
+        return refusal.gate(retrieval, self.settings, self.models.optional("embedder"), self.vocabulary())
 
     def vocabulary(self) -> set[str]:
         """Every word of the current index, computed once per index (the gate's unknown-term rule)."""
