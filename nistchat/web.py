@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, current_app, get_template_attribute, jsonify, render_template, request
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
@@ -77,34 +77,52 @@ def seconds(ms) -> str:
 
 
 _READER_MARK = re.compile(r"\[(\d{1,3})\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    """The answer's sentence holding text[start:end] (a mark): what the viewer matches in the passage."""
+    before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
+    after = _SENTENCE_END.search(text, end)
+    return text[before[-1] if before else 0:after.start() if after else len(text)].strip()
 
 
 def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
-    """The answer with its citation marks as links to their sources: the reader's own `[n]` as
-    class `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as
-    class `cite-checker` titled "matched by the checker" (stored with each source as
-    `checker_sentences`, engine/verification/citations.py). Text is escaped before any tag is added."""
+    """The answer with its citation marks as links that open the viewer at their passage, with the
+    same preview as a source line's mark (docs/_cite.html): the reader's own `[n]` as class
+    `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as class
+    `cite-checker` (stored with each source as `checker_sentences`,
+    engine/verification/citations.py). Text is escaped before any tag is added."""
     text = answer or ""
-    ranks = {s.get("rank") for s in sources or []}
+    by_rank = {s.get("rank"): s for s in sources or []}
+    cite = get_template_attribute("docs/_cite.html", "cite")
+    uid = current_app.jinja_env.globals["uid"]
 
-    def reader_marks(escaped: str) -> str:
-        return _READER_MARK.sub(lambda m: (f'<a class="cite cite-reader" href="#src-{mid}-{m.group(1)}">'
-                                           f'[{m.group(1)}]</a>') if int(m.group(1)) in ranks else m.group(0),
-                                escaped)
+    def mark(source: dict, claim: str, who: str) -> str:
+        if not (source.get("doc") and source.get("id")):  # no passage to open: the source line
+            return (f'<a class="cite cite-{who}" href="#src-{escape(mid)}-{int(source["rank"])}">'
+                    f'[{int(source["rank"])}]</a>')
+        return str(cite(source, uid(), claim, who))
 
-    inserts: list[tuple[int, int]] = []  # (offset just after the sentence, passage rank)
+    pieces: list[tuple[int, int, str]] = []  # (start, end, html) replacing text[start:end]
+    for found in _READER_MARK.finditer(text):
+        source = by_rank.get(int(found.group(1)))
+        if source is not None:
+            pieces.append((found.start(), found.end(),
+                           mark(source, _sentence_around(text, found.start(), found.end()), "reader")))
     for source in sources or []:
         for sentence in source.get("checker_sentences") or []:
             at = text.find(sentence)
             if at >= 0:
-                inserts.append((at + len(sentence), source["rank"]))
+                pieces.append((at + len(sentence), at + len(sentence), " " + mark(source, sentence, "checker")))
     out, cursor = [], 0
-    for end, rank in sorted(inserts):
-        out.append(reader_marks(str(escape(text[cursor:end]))))
-        out.append(f' <a class="cite cite-checker" href="#src-{mid}-{rank}" title="matched by the checker">'
-                   f'[{rank}]</a>')
+    for start, end, html in sorted(pieces, key=lambda p: (p[0], p[1])):
+        if start < cursor:
+            continue
+        out.append(str(escape(text[cursor:start])))
+        out.append(html)
         cursor = end
-    out.append(reader_marks(str(escape(text[cursor:]))))
+    out.append(str(escape(text[cursor:])))
     return Markup("".join(out))
 
 
