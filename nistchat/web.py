@@ -10,6 +10,8 @@ from flask import Flask, current_app, get_template_attribute, jsonify, render_te
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
+from .engine.text import split_sentences
+
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 HIGHLIGHT_START, HIGHLIGHT_END = "\x02", "\x03"  # sentinels FTS5 highlight() puts around matches
@@ -77,14 +79,20 @@ def seconds(ms) -> str:
 
 
 _READER_MARK = re.compile(r"\[(\d{1,3})\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 
-def _sentence_around(text: str, start: int, end: int) -> str:
-    """The answer's sentence holding text[start:end] (a mark): what the viewer matches in the passage."""
-    before = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
-    after = _SENTENCE_END.search(text, end)
-    return text[before[-1] if before else 0:after.start() if after else len(text)].strip()
+def _sentence_around(text: str, start: int) -> str:
+    """The answer's sentence holding the mark at `start`, as the checker splits the answer (a mark
+    after the period belongs to the sentence before it): what the viewer matches in the passage."""
+    cursor = 0
+    for sentence in split_sentences(text):
+        at = text.find(sentence, cursor)
+        if at < 0:
+            continue
+        if at <= start < at + len(sentence):
+            return sentence
+        cursor = at + len(sentence)
+    return ""
 
 
 def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
@@ -109,7 +117,7 @@ def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
         source = by_rank.get(int(found.group(1)))
         if source is not None:
             pieces.append((found.start(), found.end(),
-                           mark(source, _sentence_around(text, found.start(), found.end()), "reader")))
+                           mark(source, _sentence_around(text, found.start()), "reader")))
     for source in sources or []:
         for sentence in source.get("checker_sentences") or []:
             at = text.find(sentence)

@@ -33,11 +33,14 @@ document.addEventListener("htmx:afterRequest", function (event) {
   function load(url, anchor) {
     var p = pane();
     var before = anchor ? anchor.getBoundingClientRect().top : null;
+    var root = document.documentElement;
+    root.style.overflowAnchor = "none";  // the browser's own scroll anchoring would move it twice
     p.hidden = false;
     document.body.classList.add("pane-open");
     if (anchor && before !== null) {  // the page narrowed: keep the clicked mark where it was
       window.scrollBy(0, anchor.getBoundingClientRect().top - before);
     }
+    requestAnimationFrame(function () { requestAnimationFrame(function () { root.style.overflowAnchor = ""; }); });
     p.setAttribute("aria-busy", "true");
     return htmx.ajax("GET", url, {target: "#doc-pane-content", swap: "innerHTML"}).then(function () {
       p.removeAttribute("aria-busy");
