@@ -34,8 +34,8 @@ PHONE = {"width": 390, "height": 844}
 OPEN_BUDGET_MS = 300
 
 # Armed before each click: the time of the click on a citation (the event's own timestamp) and
-# the first frame in which the expected passage is highlighted and inside the pane's (or, for
-# the viewer's page, the window's) visible area.
+# the first frame in which the expected passage is highlighted and in the pane's view (its top
+# in the upper half, or a long passage filling it).
 WATCH = """
 (expected) => {
   window.__shown = null;
@@ -51,7 +51,8 @@ WATCH = """
     if (!cited || cited.id !== expected) return false;
     const box = cited.getBoundingClientRect(), view = scroller.getBoundingClientRect();
     const lit = getComputedStyle(cited).backgroundColor !== 'rgba(0, 0, 0, 0)';
-    return lit && box.top >= view.top - 1 && box.top < view.bottom - 20;
+    const middle = (view.top + view.bottom) / 2;  // in view: its top, or (a long one) most of the pane
+    return lit && (box.top >= view.top - 1 ? box.top < middle : box.bottom > middle);
   };
   const tick = () => {
     if (start.t !== null && visible()) {
@@ -262,8 +263,9 @@ FIRST_SEEN = """
   const tick = () => {
     const cited = document.querySelector('section.doc-passage.at');
     if (cited && cited.id === expected) {
-      const box = cited.getBoundingClientRect();
-      if (box.top >= -1 && box.top < innerHeight - 20 && getComputedStyle(cited).backgroundColor !== 'rgba(0, 0, 0, 0)') {
+      const box = cited.getBoundingClientRect();  // in view: its top, or (a long one) most of the window
+      const inView = box.top >= -1 ? box.top < innerHeight / 2 : box.bottom > innerHeight / 2;
+      if (inView && getComputedStyle(cited).backgroundColor !== 'rgba(0, 0, 0, 0)') {
         window.__seen = performance.now();
         return;
       }
@@ -273,6 +275,15 @@ FIRST_SEEN = """
   requestAnimationFrame(tick);
 })();
 """
+
+
+def open_as_page(page, answer: Cited, doc: str, passage_id: str) -> float:
+    """Click the answer's first mark on the chat page; ms until the viewer's page shows the passage."""
+    page.goto(f"/c/{answer.conv_id}")
+    answer_marks(page, answer.message_id).first.click()
+    page.wait_for_url(lambda url: f"/docs/{doc}?at=" in url and url.endswith(f"#{passage_id}"))
+    wait_until(page, "window.__seen !== undefined", 10_000)
+    return page.evaluate("window.__seen")
 
 
 def test_on_a_phone_a_citation_opens_the_viewers_page_at_the_passage(browser, live_server, answers, owner):  # noqa: F811
@@ -286,21 +297,15 @@ def test_on_a_phone_a_citation_opens_the_viewers_page_at_the_passage(browser, li
         for doc in dict.fromkeys(a.doc for a in answers):
             answer = next(a for a in answers if a.doc == doc)
             n, passage_id = next(iter(answer.cited.items()))
-            page.goto(f"/c/{answer.conv_id}")
-            answer_marks(page, answer.message_id).first.click()
-            page.wait_for_url(lambda url: f"/docs/{doc}?at=" in url and url.endswith(f"#{passage_id}"))
-            wait_until(page, "window.__seen !== undefined", 10_000)
+            ms = open_as_page(page, answer, doc, passage_id)
+            if ms >= OPEN_BUDGET_MS:  # once more: on a shared machine one stall is not the viewer's
+                retried.append(round(ms))
+                ms = open_as_page(page, answer, doc, passage_id)
             cited = page.locator("section.doc-passage.at")
             assert cited.get_attribute("id") == passage_id and cited.locator("mark.match").count() >= 1
             box = cited.bounding_box()
-            assert 0 <= box["y"] < PHONE["height"] and box["x"] + box["width"] <= PHONE["width"] + 1
+            assert box["y"] < PHONE["height"] and box["x"] + box["width"] <= PHONE["width"] + 1
             assert page.locator("#doc-pane").is_hidden()
-            ms = page.evaluate("window.__seen")
-            if ms >= OPEN_BUDGET_MS:  # once more: on a shared machine one stall is not the viewer's
-                retried.append(round(ms))
-                page.reload()
-                wait_until(page, "window.__seen !== undefined", 10_000)
-                ms = page.evaluate("window.__seen")
             seen.append(ms)
             if len(seen) == 1:
                 page.screenshot(path=str(ARTIFACTS / "viewer-narrow.png"))
@@ -362,20 +367,19 @@ def test_a_down_vote_reaches_the_export_the_metrics_and_a_reported_item_an_eval_
         page.goto("/admin/feedback")
         item_row = page.locator(f"#feedback-row-{feedback_id}")
         assert "Incomplete" in item_row.inner_text() and "leaves out the second half" in item_row.inner_text()
-        first_source = item_row.locator(".feedback-sources a").first
-        first_source.click()  # the admin reads the passage in the pane, beside the form, and copies from it
-        cited = page.locator("#doc-pane section.doc-passage.at")
-        cited.wait_for()
-        evidence = cited.inner_text().split("\n")[0].strip()
-        evidence = evidence[:200].rsplit(" ", 1)[0] if len(evidence) > 200 else evidence
-        assert len(evidence) >= 25, evidence
-        page.screenshot(path=str(ARTIFACTS / "admin-feedback.png"))
-        page.keyboard.press("Escape")
         item_row.locator("summary", has_text="Make it an evaluation item").click()
         item_form = item_row.locator("form.item-form")
         assert item_form.locator("select[name=doc]").input_value() == answer.doc  # the cited document, by title
+        item_row.locator(".feedback-sources a").first.click()  # the passage in the pane, beside the form
+        cited = page.locator("#doc-pane section.doc-passage.at")
+        cited.wait_for()
+        evidence = cited.inner_text().split("\n")[0].strip()  # copied from the pane, as the admin would
+        evidence = evidence[:200].rsplit(" ", 1)[0] if len(evidence) > 200 else evidence
+        assert len(evidence) >= 25, evidence
         item_form.locator("textarea[name=answer]").fill("What the section says, in full.")
         item_form.locator("textarea[name=evidence]").fill(evidence)
+        page.screenshot(path=str(ARTIFACTS / "admin-feedback.png"))
+        page.keyboard.press("Escape")
         item_form.locator("button[type=submit]").click()
         page.wait_for_selector("p.notice[role=status]")
         assert "Saved as evaluation item r001" in page.locator("p.notice").inner_text()
