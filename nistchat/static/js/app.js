@@ -12,7 +12,8 @@ document.addEventListener("htmx:afterRequest", function (event) {
 // its passage in #doc-pane through htmx (the viewer's own URL answers htmx with the pane), so the
 // chat stays where it is; on a narrow screen, with a modifier key, or without htmx the link opens
 // the viewer's page. Opening pushes one history entry, so Back closes the pane (Forward opens it
-// again); Esc and the close button close it too, and focus goes back to the citation.
+// again, and so does a reload of that entry); Esc and the close button close it too, and focus
+// goes back to the citation.
 (function () {
   var WIDE = window.matchMedia("(min-width: 1000px)");
   var opener = null;
@@ -95,6 +96,13 @@ document.addEventListener("htmx:afterRequest", function (event) {
     if (event.key === "Escape" && isOpen()) {
       event.preventDefault();
       leave();
+    }
+  });
+
+  // A reload, or a return to this page, lands on the entry that opening pushed: open it again.
+  document.addEventListener("DOMContentLoaded", function () {
+    if (history.state && history.state.docPane && WIDE.matches && window.htmx && pane()) {
+      load(history.state.docPane, null);
     }
   });
 
