@@ -177,3 +177,16 @@ def test_the_status_page_and_the_log_export_name_documents_by_title(tiny_client,
     assert f'<a href="/docs/{WIDGET}">{WIDGET_TITLE}</a>' in html
     record = json.loads(tiny_client.get("/logs.jsonl").get_data(as_text=True).splitlines()[0])
     assert record["sources"] == [f"[1] {WIDGET_TITLE} — {parent.section} {{{parent.id}}}"]
+
+
+def test_the_warm_up_renders_every_document_before_the_first_citation(tmp_path, tiny_runtime):
+    """`nistchat serve` calls it at start, so the first citation a person opens is not the one that
+    renders its document."""
+    from nistchat.docs.render import library_for
+    from nistchat.docs.service import warm_up
+
+    app = build_app(tmp_path, tiny_runtime)
+    library = library_for(tiny_runtime.index)
+    library._rendered.clear()  # as after a start (other tests here have opened documents)
+    assert warm_up(app) == 2
+    assert set(library._rendered) == set(library.entries) == {WIDGET, "NIST.AI.CI-Profile-Concept-Note"}
