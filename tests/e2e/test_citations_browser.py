@@ -224,6 +224,9 @@ def test_every_citation_of_20_answers_opens_the_viewer_beside_the_answer_at_its_
 
 
 def test_back_forward_and_escape_close_and_reopen_the_pane(browser, live_server, answers, owner):  # noqa: F811
+    """Back closes the pane and Forward (or a reload) opens it again, the contents scroll the pane
+    without touching the address, the close button acts as Esc, and a pane whose request fails
+    says so and links to the page."""
     page = new_page(browser, live_server, owner)
     answer = next(a for a in answers if len(a.cited) >= 2)
     first, second = list(answer.cited.values())[:2]
@@ -249,7 +252,15 @@ def test_back_forward_and_escape_close_and_reopen_the_pane(browser, live_server,
         page.wait_for_selector(f"#doc-pane section.doc-passage.at[id='{second}']")
         page.locator("#doc-pane [data-pane-close]").click()  # the close button, like Esc
         page.locator("#doc-pane").wait_for(state="hidden")
-        page.go_back()  # the entry opening pushed is spent: Back leaves the conversation
+        page.route("**/docs/**", lambda route: route.abort("connectionreset"))  # the server gone meanwhile
+        marks.nth(0).click()
+        problem = page.locator("#doc-pane .problem[role=alert]")
+        problem.wait_for()
+        assert "could not be loaded" in problem.inner_text() and problem.locator("a").get_attribute("href")
+        page.unroute("**/docs/**")
+        page.keyboard.press("Escape")
+        page.locator("#doc-pane").wait_for(state="hidden")
+        page.go_back()  # each entry opening pushed is spent: Back leaves the conversation
         page.wait_for_url(lambda url: not url.endswith(f"/c/{answer.conv_id}"))
     finally:
         page.context.close()

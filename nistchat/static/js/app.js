@@ -46,7 +46,17 @@ document.addEventListener("htmx:afterRequest", function (event) {
     return htmx.ajax("GET", url, {target: "#doc-pane-content", swap: "innerHTML"}).then(function () {
       p.removeAttribute("aria-busy");
       showPassage(document.getElementById("doc-pane-content"));
-      p.dispatchEvent(new CustomEvent("nistchat:pane-shown", {bubbles: true, detail: {url: url}}));
+    }, function () {  // no answer from the server: say so, and offer the page itself
+      p.removeAttribute("aria-busy");
+      var content = document.getElementById("doc-pane-content"), problem = document.createElement("p");
+      var link = document.createElement("a");
+      problem.className = "problem";
+      problem.setAttribute("role", "alert");
+      problem.textContent = "The document could not be loaded. ";
+      link.href = url;
+      link.textContent = "Open it as a page";
+      problem.appendChild(link);
+      content.replaceChildren(problem);
     });
   }
 
