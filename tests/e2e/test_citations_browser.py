@@ -224,7 +224,8 @@ def test_every_citation_of_20_answers_opens_the_viewer_beside_the_answer_at_its_
 
 
 def test_back_forward_and_escape_close_and_reopen_the_pane(browser, live_server, answers, owner):  # noqa: F811
-    """Back closes the pane and Forward (or a reload) opens it again, the contents scroll the pane
+    """Enter on a mark opens the pane with focus on the passage; Back closes the pane and Forward
+    (or a reload) opens it again, the contents scroll the pane
     without touching the address, the close button acts as Esc, and a pane whose request fails
     says so and links to the page."""
     page = new_page(browser, live_server, owner)
@@ -235,8 +236,10 @@ def test_back_forward_and_escape_close_and_reopen_the_pane(browser, live_server,
         marks = answer_marks(page, answer.message_id)
         marks.nth(0).scroll_into_view_if_needed()
         y = page.evaluate("window.scrollY")
-        marks.nth(0).click()
+        marks.nth(0).focus()
+        page.keyboard.press("Enter")  # from the keyboard: the pane opens with focus on the passage
         page.wait_for_selector(f"#doc-pane section.doc-passage.at[id='{first}']")
+        wait_until(page, f"document.activeElement && document.activeElement.id === {json.dumps(first)}", 5_000)
         marks.nth(1).click()  # another citation while the pane is open: the pane follows, no new entry
         page.wait_for_selector(f"#doc-pane section.doc-passage.at[id='{second}']")
         toc = page.locator("#doc-pane .pane-toc")
