@@ -33,6 +33,9 @@ document.addEventListener("htmx:afterRequest", function (event) {
 
   function load(url, anchor) {
     var p = pane();
+    p.setAttribute("aria-busy", "true");
+    // asked first, so the server renders the document while the page makes room for the pane
+    var request = htmx.ajax("GET", url, {target: "#doc-pane-content", swap: "innerHTML"});
     var before = anchor ? anchor.getBoundingClientRect().top : null;
     var root = document.documentElement;
     root.style.overflowAnchor = "none";  // the browser's own scroll anchoring would move it twice
@@ -42,8 +45,7 @@ document.addEventListener("htmx:afterRequest", function (event) {
       window.scrollBy(0, anchor.getBoundingClientRect().top - before);
     }
     requestAnimationFrame(function () { requestAnimationFrame(function () { root.style.overflowAnchor = ""; }); });
-    p.setAttribute("aria-busy", "true");
-    return htmx.ajax("GET", url, {target: "#doc-pane-content", swap: "innerHTML"}).then(function () {
+    return request.then(function () {
       p.removeAttribute("aria-busy");
       showPassage(document.getElementById("doc-pane-content"));
     }, function () {  // no answer from the server: say so, and offer the page itself
