@@ -6,9 +6,11 @@ import json
 import re
 from pathlib import Path
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, current_app, get_template_attribute, jsonify, render_template, request
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
+
+from .engine.text import split_sentences
 
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -79,32 +81,56 @@ def seconds(ms) -> str:
 _READER_MARK = re.compile(r"\[(\d{1,3})\]")
 
 
+def _sentence_around(text: str, start: int) -> str:
+    """The answer's sentence holding the mark at `start`, as the checker splits the answer (a mark
+    after the period belongs to the sentence before it): what the viewer matches in the passage."""
+    cursor = 0
+    for sentence in split_sentences(text):
+        at = text.find(sentence, cursor)
+        if at < 0:
+            continue
+        if at <= start < at + len(sentence):
+            return sentence
+        cursor = at + len(sentence)
+    return ""
+
+
 def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
-    """The answer with its citation marks as links to their sources: the reader's own `[n]` as
-    class `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as
-    class `cite-checker` titled "matched by the checker" (stored with each source as
-    `checker_sentences`, engine/verification/citations.py). Text is escaped before any tag is added."""
+    """The answer with its citation marks as links that open the viewer at their passage, with the
+    same preview as a source line's mark (docs/_cite.html): the reader's own `[n]` as class
+    `cite-reader`, and, after a sentence the reader left unmarked, the checker's passage as class
+    `cite-checker` (stored with each source as `checker_sentences`,
+    engine/verification/citations.py). Text is escaped before any tag is added."""
     text = answer or ""
-    ranks = {s.get("rank") for s in sources or []}
+    by_rank = {s.get("rank"): s for s in sources or []}
+    cite = get_template_attribute("docs/_cite.html", "cite")
+    uid = current_app.jinja_env.globals["uid"]
 
-    def reader_marks(escaped: str) -> str:
-        return _READER_MARK.sub(lambda m: (f'<a class="cite cite-reader" href="#src-{mid}-{m.group(1)}">'
-                                           f'[{m.group(1)}]</a>') if int(m.group(1)) in ranks else m.group(0),
-                                escaped)
+    def mark(source: dict, claim: str, who: str) -> str:
+        if not (source.get("doc") and source.get("id")):  # no passage to open: the source line
+            return (f'<a class="cite cite-{who}" href="#src-{escape(mid)}-{int(source["rank"])}">'
+                    f'[{int(source["rank"])}]</a>')
+        return str(cite(source, uid(), claim, who))
 
-    inserts: list[tuple[int, int]] = []  # (offset just after the sentence, passage rank)
+    pieces: list[tuple[int, int, str]] = []  # (start, end, html) replacing text[start:end]
+    for found in _READER_MARK.finditer(text):
+        source = by_rank.get(int(found.group(1)))
+        if source is not None:
+            pieces.append((found.start(), found.end(),
+                           mark(source, _sentence_around(text, found.start()), "reader")))
     for source in sources or []:
         for sentence in source.get("checker_sentences") or []:
             at = text.find(sentence)
             if at >= 0:
-                inserts.append((at + len(sentence), source["rank"]))
+                pieces.append((at + len(sentence), at + len(sentence), " " + mark(source, sentence, "checker")))
     out, cursor = [], 0
-    for end, rank in sorted(inserts):
-        out.append(reader_marks(str(escape(text[cursor:end]))))
-        out.append(f' <a class="cite cite-checker" href="#src-{mid}-{rank}" title="matched by the checker">'
-                   f'[{rank}]</a>')
+    for start, end, html in sorted(pieces, key=lambda p: (p[0], p[1])):
+        if start < cursor:
+            continue
+        out.append(str(escape(text[cursor:start])))
+        out.append(html)
         cursor = end
-    out.append(reader_marks(str(escape(text[cursor:]))))
+    out.append(str(escape(text[cursor:])))
     return Markup("".join(out))
 
 

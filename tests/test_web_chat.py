@@ -311,7 +311,7 @@ def test_document_chips_come_from_the_index_and_the_choice_is_stored_and_shown(t
     assert 'name="docs" value="NIST.AI.999-9"' in html and "NIST AI 999-9, Guidance on Widget Assurance" in html
     assert 'value="NIST.AI.CI-Profile-Concept-Note"' in html
     bad = post(client, "/ask", {"question": "q", "docs": "NIST.AI.404"}, htmx=True)
-    assert bad.status_code == 422 and "Known: NIST.AI.999-9" in bad.get_data(as_text=True)
+    assert bad.status_code == 422 and "The documents: Guidance on Widget Assurance (NIST AI 999-9)" in bad.get_data(as_text=True)
     response = post(client, "/ask", {"question": DIRECT_LABEL, "topic": "1", "docs": "NIST.AI.999-9"}, htmx=True)
     mid = message_id(response.get_data(as_text=True))
     client.get(f"/ask/stream/{mid}")

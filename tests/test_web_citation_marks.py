@@ -11,8 +11,9 @@ from .web_support import DIRECT_LABEL, ask_and_stream, stored
 
 def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the_answer(client):
     """An answer whose first sentence the reader left unmarked and the checker matched to passage 2:
-    the page shows [2] as the checker's (its own class and title), the reader's [1] as the reader's,
-    and the text stays escaped around both."""
+    the page shows [2] as the checker's (its own class, and its preview says so), the reader's [1] as
+    the reader's, each opening the viewer at its passage with its sentence to match, and the text
+    stays escaped around both."""
     from nistchat.chat import store
     from nistchat.engine.verification.citations import checker_marks, source_list
     from nistchat.engine.types import Answer, Passage, Verdict
@@ -30,6 +31,13 @@ def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the
     assert stored(client, Message, mid).sources[1]["checker_sentences"] == ["MAP frames risks <in context>."]
     page = client.get(f"/c/{stored(client, Message, mid).conversation_id}").get_data(as_text=True)
     shown = re.search(rf'id="answer-{mid}">(.*?)</div>', page, re.S).group(1)
-    assert shown == (f'MAP frames risks &lt;in context&gt;. <a class="cite cite-checker" href="#src-{mid}-2" '
-                     f'title="matched by the checker">[2]</a> GOVERN builds a risk culture '
-                     f'<a class="cite cite-reader" href="#src-{mid}-1">[1]</a>.')
+    previews = re.findall(r'<span class="cite-preview" role="tooltip" id="(pv-\d+)">(.*?)</span></span>', shown, re.S)
+    assert [p for _, p in previews if "matched by the checker" in p] == [previews[0][1]]  # the checker's says so
+    assert all("AI RMF (NIST AI 100-1)</strong> · Core" in p for _, p in previews)
+    bare = re.sub(r'<span class="cite-preview".*?</span></span></span>', "</span>", shown, flags=re.S)
+    assert bare == ('MAP frames risks &lt;in context&gt;. <span class="cite-wrap"><a class="cite cite-checker" '
+                    'href="/docs/NIST.AI.100-1?at=p2&amp;claim=MAP+frames+risks+%3Cin+context%3E.#p2"\n  data-pane '
+                    f'aria-describedby="{previews[0][0]}">[2]</a></span> GOVERN builds a risk culture '
+                    '<span class="cite-wrap"><a class="cite cite-reader" '
+                    'href="/docs/NIST.AI.100-1?at=p1&amp;claim=GOVERN+builds+a+risk+culture+%5B1%5D.#p1"\n  data-pane '
+                    f'aria-describedby="{previews[1][0]}">[1]</a></span>.')

@@ -87,6 +87,25 @@ def test_a_citation_opens_the_viewer_at_the_passage_with_the_matching_sentence_m
     assert 'class="doc-passage kind-prose at"' in plain and "<mark" not in plain
 
 
+def test_asked_by_htmx_the_viewer_answers_with_the_pane_at_the_passage(tiny_client, tiny_runtime):
+    """A citation clicked on a wide screen: the same URL, asked by htmx, gives the pane's partial
+    (no page around it), the passage highlighted and its sentence marked, and a link to the page."""
+    from .web_support import HX
+
+    parent = widget_parent(tiny_runtime)
+    response = tiny_client.get(f"/docs/{WIDGET}", query_string={"at": parent.id, "claim": CLAIM}, headers=HX)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and "<html" not in html and 'class="pane-head"' in html
+    assert {"HX-Request", "HX-Target"} <= set(response.vary)  # a cache keeps the pane and the page apart
+    assert f'<strong id="doc-pane-title">{WIDGET_TITLE}</strong>' in html
+    assert re.search(rf'class="doc-passage kind-prose at" id="{re.escape(parent.id)}"', html)
+    assert html.count('<mark class="match">') == 1
+    page_link = re.search(r'<a class="pane-page" href="([^"]+)">Open as a page</a>', html).group(1)
+    assert page_link.startswith(f"/docs/{WIDGET}?at={parent.id}&amp;claim=Each+widget") and page_link.endswith(f"#{parent.id}")
+    missing = tiny_client.get("/docs/NIST.AI.404", headers=HX)
+    assert missing.status_code == 404 and "<html" not in missing.get_data(as_text=True)  # the error, in the pane
+
+
 def test_unknown_documents_and_foreign_passages(tiny_client, tiny_runtime):
     missing = tiny_client.get("/docs/NIST.AI.404")
     assert missing.status_code == 404 and "Not found" in missing.get_data(as_text=True)
@@ -158,3 +177,16 @@ def test_the_status_page_and_the_log_export_name_documents_by_title(tiny_client,
     assert f'<a href="/docs/{WIDGET}">{WIDGET_TITLE}</a>' in html
     record = json.loads(tiny_client.get("/logs.jsonl").get_data(as_text=True).splitlines()[0])
     assert record["sources"] == [f"[1] {WIDGET_TITLE} — {parent.section} {{{parent.id}}}"]
+
+
+def test_the_warm_up_renders_every_document_before_the_first_citation(tmp_path, tiny_runtime):
+    """`nistchat serve` calls it at start, so the first citation a person opens is not the one that
+    renders its document."""
+    from nistchat.docs.render import library_for
+    from nistchat.docs.service import warm_up
+
+    app = build_app(tmp_path, tiny_runtime)
+    library = library_for(tiny_runtime.index)
+    library._rendered.clear()  # as after a start (other tests here have opened documents)
+    assert warm_up(app) == 2
+    assert set(library._rendered) == set(library.entries) == {WIDGET, "NIST.AI.CI-Profile-Concept-Note"}

@@ -42,7 +42,7 @@ def show(message_id: int):
 def check():
     question, answer = request.form.get("question", ""), request.form.get("answer", "")
     docs, judge = request.form.getlist("docs"), bool(request.form.get("judge"))
-    problem = check_audit(question, answer) or check_docs(docs)
+    problem = check_audit(question, answer) or check_docs(docs, page=True)
     form = {"question": question, "answer": answer, "chosen_docs": docs, "judge": judge}
     if problem:
         return page(422, problem=problem, **form)

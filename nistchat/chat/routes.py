@@ -62,7 +62,7 @@ def new_chat():
 def ask():
     text = clean_text(request.form.get("question", ""))
     docs = request.form.getlist("docs")
-    problem = check_question(text) or check_docs(docs)
+    problem = check_question(text) or check_docs(docs, page=True)
     if problem:
         if is_htmx():
             return render_template("chat/_problem.html", kind="bad_input", message=problem), 422

@@ -38,14 +38,22 @@ def document_choices() -> list:
         return []
 
 
-def check_docs(docs) -> str | None:
-    """Why a document choice cannot be used (ids the index does not have, listing the known ones), or None."""
+def check_docs(docs, *, page: bool = False) -> str | None:
+    """Why a document choice cannot be used (ids the index does not have, listing the known ones), or
+    None. For a page (`page=True`) the known documents are named by title, as everywhere a person
+    reads; the API's message keeps the ids a script sends."""
     if not docs:
         return None
     try:
-        return app_runtime(current_app._get_current_object()).unknown_docs(docs) or None
+        runtime = app_runtime(current_app._get_current_object())
+        problem = runtime.unknown_docs(docs) or None
     except IndexMissing as exc:
         return str(exc)
+    if problem and page:
+        known = ", ".join(d.display for d in runtime.documents())
+        return (f"{'A chosen document is' if len(docs) == 1 else 'Chosen documents are'} not in the index (it may "
+                f"have been rebuilt since the page was loaded; reload it). The documents: {known}.")
+    return problem
 
 
 def busy_status(scope: str) -> int:

@@ -26,10 +26,11 @@ def lan_address() -> str:
         return "127.0.0.1"
 
 
-def _self_test(runtime) -> None:
+def _self_test(runtime, app=None) -> None:
     """In the background, so the site serves at once; a reader crash here ends the worker only.
     Then one retrieval loads the index and warms the embedder, which would otherwise make the
-    first person's question wait for it."""
+    first person's question wait for it, and the document viewer renders every document once, so
+    the first citation opens as fast as the next."""
     click.echo("self-test: one embedding and a one-token answer (the reader process starts now)")
     click.echo(self_test_lines(runtime.models.self_test()))
     try:
@@ -38,6 +39,10 @@ def _self_test(runtime) -> None:
         if runtime.small_talk is not None:  # its examples are embedded once, here, not at the first greeting
             runtime.small_talk.classify("hello")
         click.echo(f"warm-up: index, embedder and small talk ready in {time.perf_counter() - t:.1f} s")
+        if app is not None:
+            from ..docs.service import warm_up
+
+            click.echo(f"warm-up: {warm_up(app)} documents rendered for the viewer")
     except Exception as exc:  # the status page shows an index problem; serving goes on
         click.echo(f"warm-up: retrieval failed: {exc}")
         return
@@ -100,7 +105,7 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
         from ..engine.background import AnswerFlag
 
         runtime.queue.on_chat_active(AnswerFlag(settings.index_dir).set)  # background builds pause meanwhile
-        threading.Thread(target=_self_test, args=(runtime,), name="self-test", daemon=True).start()
+        threading.Thread(target=_self_test, args=(runtime, app), name="self-test", daemon=True).start()
     except Exception as exc:  # the page shows the same problem on /status
         click.echo(f"models: cannot plan backends: {exc}")
     shown = lan_address() if host in ("0.0.0.0", "::") else host

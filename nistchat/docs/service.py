@@ -20,6 +20,21 @@ def current_library() -> Library | None:
         return None
 
 
+VIEWER_TEMPLATES = ("docs/view.html", "docs/_pane.html", "docs/_body.html", "docs/_toc.html", "docs/_cite.html")
+
+
+def warm_up(app) -> int:
+    """Render every document of the app's index and compile the viewer's templates (serve does
+    this at start), so the first citation a person opens is not the one that pays for it.
+    Returns how many documents were rendered."""
+    library = library_for(app_runtime(app).index)
+    for doc_id in library.entries:
+        library.document(doc_id)
+    for name in VIEWER_TEMPLATES:
+        app.jinja_env.get_template(name)
+    return len(library.entries)
+
+
 def doc_title(doc_id: str, stored_title: str | None = "") -> str:
     """A document's display title ("AI RMF 1.0 (NIST AI 100-1)") for its id: from the index, else
     from the title stored with the answer, else from the id's publication number."""

@@ -1,8 +1,8 @@
 """The document viewer in a real browser (Chromium via Playwright, the server on waitress): a
 stored answer's citation shows its preview on hover and on keyboard focus, a 👎 with a reason is
-sent in place, and clicking the citation opens the viewer at the cited passage, highlighted, with
-the matching table row marked. Two page loads; screenshots of the preview, the vote and the
-viewer (wide and narrow) land in test-artifacts/."""
+sent in place, and clicking the citation opens the viewer beside the answer at the cited passage,
+highlighted, with the matching table row marked, and from there as a page of its own. Screenshots
+of the preview, the vote and the viewer's page (wide and narrow) land in test-artifacts/."""
 from __future__ import annotations
 
 import uuid
@@ -75,22 +75,28 @@ def test_a_citation_previews_and_opens_the_viewer_at_the_highlighted_passage(bro
         page.locator("form.feedback").screenshot(path=str(ARTIFACTS / "feedback.png"))
         with app.app_context():
             assert [(f.vote, f.reason) for f in Feedback.query.all()] == [("down", "wrong_source")]
-        page.locator(".checks a.cite").first.click()
+        page.locator(".checks a.cite").first.click()  # a wide screen: the viewer opens beside the answer
+        in_pane = page.locator("#doc-pane section.doc-passage.at")
+        in_pane.wait_for()
+        assert in_pane.get_attribute("id") == parent.id and in_pane.locator("table").count() == 1
+        assert page.url.endswith(f"/c/{conv_id}")  # the chat stays
+        marks = in_pane.locator("mark.match")
+        marked = marks.count()
+        assert marked >= 2 and all(t in row for t in marks.all_inner_texts())  # the row's cells, marked
+        page.locator("#doc-pane a.pane-page").click()  # and as a page of its own
         page.wait_for_url(lambda url: f"/docs/{parent.doc}?at=" in url and url.endswith(f"#{parent.id}"))
         cited = page.locator("section.doc-passage.at")
         assert cited.count() == 1 and cited.get_attribute("id") == parent.id
-        assert cited.locator("table").count() == 1
-        marks = cited.locator("mark.match")
-        assert marks.count() >= 2 and all(t in row for t in marks.all_inner_texts())  # the row's cells, marked
+        assert cited.locator("table").count() == 1 and cited.locator("mark.match").count() == marked
         box, height = cited.bounding_box(), page.viewport_size["height"]
         assert box and 0 <= box["y"] < height, box  # the page opened at the passage
         assert page.evaluate("getComputedStyle(document.querySelector('section.doc-passage.at')).backgroundColor") \
             != "rgba(0, 0, 0, 0)"
-        page.screenshot(path=str(ARTIFACTS / "viewer-wide.png"))
+        page.screenshot(path=str(ARTIFACTS / "viewer-page-wide.png"))
         page.set_viewport_size({"width": 390, "height": 844})
         toc, body = page.locator(".doc-toc").bounding_box(), page.locator(".doc-body").bounding_box()
         assert toc["y"] < body["y"] and body["width"] <= 390  # contents above the text on a phone
         cited.scroll_into_view_if_needed()
-        page.screenshot(path=str(ARTIFACTS / "viewer-narrow.png"))
+        page.screenshot(path=str(ARTIFACTS / "viewer-page-narrow.png"))
     finally:
         context.close()
