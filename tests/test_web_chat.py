@@ -346,6 +346,7 @@ def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(c
     from flask import render_template
 
     from nistchat.chat import store
+    from nistchat.engine import Answer, Source
 
     source = {"rank": 1, "id": "p1", "doc": "NIST.AI.600-1", "title": "GenAI Profile", "section": "Risks",
               "page": 4, "kind": "prose", "text": "Confabulation is false content.", "score": 0.5, "cited": False}
@@ -359,10 +360,12 @@ def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(c
         live = render_template("chat/_sources.html", sources=[source], mid=1, searched_for="the <2nd> risk, confabulation")
         plain = render_template("chat/_sources.html", sources=[source], mid=1, searched_for="")
         first = store.start_message("which risks does the GAI profile list?", None)
-        store.finish_message(first.id, {"final": {"answer": "CBRN; confabulation.", "sources": [source]}})
+        cited = Source(1, "p1", "NIST.AI.600-1", "GenAI Profile", "Risks", 4, "prose", 0.5, False,
+                       text="Confabulation is false content.")
+        store.finish_message(first.id, store.Outcome(Answer("CBRN; confabulation.", sources=[cited])))
         follow = store.start_message("what does the second one mean?", None)
-        store.finish_message(follow.id, {"final": {"answer": "False content.", "sources": [source],
-                                                   "searched_for": "what does confabulation mean?"}})
+        store.finish_message(follow.id, store.Outcome(Answer("False content.", sources=[cited],
+                                                             searched_for="what does confabulation mean?")))
         conv_id = follow.conversation_id
     assert "Searched for: <q>the &lt;2nd&gt; risk, confabulation</q>" in live and "Searched for" not in plain
     page = client.get(f"/c/{conv_id}").get_data(as_text=True)

@@ -117,7 +117,8 @@ def answers(live_server, runtime, owner) -> list[Cited]:
     marked [n], as the answer."""
     from flask import session
 
-    from nistchat.chat.store import finish_message, start_message
+    from nistchat.chat.store import Outcome, finish_message, start_message
+    from nistchat.engine import Answer, Verdict
     from nistchat.extensions import db
     from nistchat.models import Conversation
 
@@ -134,16 +135,15 @@ def answers(live_server, runtime, owner) -> list[Cited]:
         answer = " ".join(sentences)
         shown = [Passage(n, p.id, p.doc, p.title, p.section, p.kind, p.page, p.text, p.score)
                  for n, p in enumerate(passages, 1)]
-        sources = [{**s, "text": p.text} for s, p in zip(source_list(shown, answer), shown)]
+        sources = source_list(shown, answer)
         with app.test_request_context("/"):
             session["owner"] = owner
             conv = db.session.get(Conversation, conversations[doc]) if doc in conversations else None
             message = start_message(question, None, conversation=conv, docs=[doc])
             conversations[doc] = message.conversation_id
-            finish_message(message.id, {"final": {"answer": answer, "sources": sources, "risk": "LOW",
-                                                  "sentences": [{"text": s, "supported": True, "passage": n}
-                                                                for s, n in zip(sentences, chosen)]},
-                                        "wall_ms": 1500.0})
+            final = Answer(answer, question=question, risk="LOW", sources=sources,
+                           sentences=[Verdict(s, True, n) for s, n in zip(sentences, chosen)])
+            finish_message(message.id, Outcome(final, wall_ms=1500.0))
             out.append(Cited(message.conversation_id, message.id, doc, {n: passages[n - 1].id for n in chosen},
                              {n: passages[n - 1].kind for n in chosen}))
     assert len(out) == ANSWERS and len({a.doc for a in out}) == 7
