@@ -20,7 +20,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ..engine.corpus import DocEntry, documents
+from ..engine.corpus import DocEntry, indexed_documents
 from ..engine.text import split_sentences
 from ..engine.types import Parent
 from ..engine.verification import best_matches
@@ -126,7 +126,7 @@ class Library:
     """One index's documents: entries by id, parents in index order, rendered pages on first use."""
 
     def __init__(self, index):
-        self.entries: dict[str, DocEntry] = {e.id: e for e in documents(index)}
+        self.entries: dict[str, DocEntry] = {e.id: e for e in indexed_documents(index)}
         self.parents = index.parents
         self._by_doc: dict[str, list[Parent]] = {}
         for parent in index.parents.values():
