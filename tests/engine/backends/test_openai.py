@@ -247,3 +247,51 @@ def test_a_wait_longer_than_the_limits_is_timed_out(openai_server):
     with pytest.raises(TimedOut, match="did not start its answer within 0.05 s"):
         list(ob.OpenAIReader(patient, MODEL_ALIAS).stream(prompt("trustworthy systems "), max_tokens=2,
                                                           first_token_s=0.05))
+
+
+def test_two_answers_at_once_hold_two_slots_and_status_and_metrics_show_them(unverified, openai_server, tmp_path):
+    import threading
+    import time
+
+    import httpx
+
+    from nistchat.engine.backends.queue import ReaderQueue
+
+    two = unverified.derived({"queue": {"reader_slots": 2}})
+    two.queue = ReaderQueue(12, 2, slots=two.settings.queue.reader_slots)  # its own queue: derived shares one
+    app = build_app(tmp_path, two)
+    answers: list[list[dict]] = [[], []]
+
+    def browser(events: list) -> None:
+        with httpx.Client(base_url=base, timeout=300) as own:
+            ask(own, QUESTION, events=events)
+
+    def shown(in_use: int) -> bool:
+        """The same count of slots in use on /status, /metrics, /metrics.json and /metrics.prom."""
+        queue = client.get("/status", params={"format": "json"}).json()["queue"]
+        metrics = client.get("/metrics.json").json()["queue"]
+        page, prom = client.get("/metrics").text, client.get("/metrics.prom").text
+        return (queue["serving"] == metrics["serving"] == in_use and queue["slots"] == metrics["slots"] == 2
+                and f"{in_use} of 2 slots in use" in page and f"nistchat_reader_slots_in_use {in_use}\n" in prom
+                and "nistchat_reader_slots 2\n" in prom)
+
+    with served(app) as client:
+        base = str(client.base_url)
+        assert admin_status(client)["queue"]["slots"] == 2  # logs the client in as admin
+        assert shown(0)
+        browsers = [threading.Thread(target=browser, args=(events,)) for events in answers]
+        for b in browsers:
+            b.start()
+        both_shown, server_busy = False, 0.0
+        while any(b.is_alive() for b in browsers):
+            both_shown = both_shown or shown(2)
+            if openai_server.parallel > 1:  # llama-server: both answers generated at once, not queued there
+                server_busy = max(server_busy, openai_server.metrics().get("requests_processing", 0.0))
+            time.sleep(0.1)
+        for b in browsers:
+            b.join()
+        assert both_shown, answers
+        assert openai_server.parallel == 1 or server_busy == 2, server_busy
+        assert [events[-1]["type"] for events in answers] == ["stored", "stored"], answers
+        assert all(any(e["type"] == "final" for e in events) for events in answers)
+        assert shown(0)
