@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml scripts/build_llama.sh
 	@touch $(STAMP)
 
 # llama.cpp's own server from the sources the llama-cpp-python sdist carries, for the same CPU
-# variant and flags as the wheel; cached by version and flags (~10 min on 2 cores, once).
+# variant and flags as the wheel; cached by version and flags (48 min once on 2 busy cores).
 llama-server: venv
 	@echo "==> llama-server (built once from the sdist's llama.cpp, cached under ~/.cache/nistchat/llama-server)"
 	@bash scripts/build_llama_server.sh $(PY) >/dev/null

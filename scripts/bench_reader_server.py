@@ -17,6 +17,7 @@ against `python -m llama_cpp.server` instead (one generation at a time: no paral
     python scripts/bench_reader_server.py [--n 8] [--reader qwen2.5-coder-0.5b] [--max-tokens 0]
                                           [--set answer.context_tokens=600] [--server llama-server]
                                           [--modes server-1,server-4,embedded] [--json]
+"""
 from __future__ import annotations
 
 import argparse
