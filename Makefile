@@ -11,7 +11,7 @@ SIBLING_CORPUS := $(abspath ../shared/corpus/markdown)
 export NISTCHAT_CORPUS_DIR ?= $(shell if [ -n "$$(ls data/corpus 2>/dev/null)" ]; then echo data/corpus; \
                                   elif [ -d "$(SIBLING_CORPUS)" ]; then echo "$(SIBLING_CORPUS)"; fi)
 
-.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest bench bench-first-run help
+.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest llama-server bench bench-first-run help
 
 help:
 	@echo "make run   - set up (venv, models, index) and serve on 0.0.0.0:$${NISTCHAT_PORT:-8000}"
@@ -28,6 +28,12 @@ $(STAMP): pyproject.toml scripts/build_llama.sh
 	@bash scripts/build_llama.sh $(PY)
 	@$(PIP) install --quiet -e '.[embedded,server,test]'
 	@touch $(STAMP)
+
+# llama.cpp's own server from the sources the llama-cpp-python sdist carries, for the same CPU
+# variant and flags as the wheel; cached by version and flags (48 min once on 2 busy cores).
+llama-server: venv
+	@echo "==> llama-server (built once from the sdist's llama.cpp, cached under ~/.cache/nistchat/llama-server)"
+	@bash scripts/build_llama_server.sh $(PY) >/dev/null
 
 models-run: venv
 	@echo "==> Embedded models (reader: $${NISTCHAT_GGUF:-qwen2.5-coder-1.5b})"
@@ -70,13 +76,13 @@ endef
 test: models-test assets browser
 	$(call run_pytest,-q -m "not slow")
 
-test-slow: models-run models-test assets browser
+test-slow: models-run models-test assets browser llama-server
 	$(call run_pytest,-q -m slow)
 
-test-all: models-run models-test assets browser
+test-all: models-run models-test assets browser llama-server
 	$(call run_pytest,-q -m "")
 
-bench: models-run models-test
+bench: models-run models-test llama-server
 	@$(PY) scripts/bench_ingest.py
 	@$(PY) scripts/bench_retrieval.py
 	@$(NISTCHAT) eval retrieval --set all --note "make bench"  # stored: `nistchat eval runs` is the history

@@ -3,9 +3,10 @@ server-rendered SVG charts; `/metrics.json` for scripts and `/metrics.prom` (Pro
 format), both admin only. `?window=day|week|all`."""
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
 
 from ..auth import admin_required
+from ..extensions import app_runtime
 from .service import STAGES, WINDOWS, bars, collect, prometheus
 
 bp = Blueprint("metrics", __name__)
@@ -16,10 +17,15 @@ def _window() -> str:
     return window if window in WINDOWS else "week"
 
 
+def _data() -> dict:
+    """The window's stored figures, and the reader queue now (slots in use, answers waiting)."""
+    return {**collect(_window()), "queue": app_runtime(current_app).queue.snapshot()}
+
+
 @bp.get("/metrics")
 @admin_required
 def index():
-    data = collect(_window())
+    data = _data()
     charts = {
         "per_hour": bars([h["answers"] for h in data["per_hour"]]),
         "refused": bars([d["refused"] for d in data["per_day"]]),
@@ -33,10 +39,10 @@ def index():
 @bp.get("/metrics.json")
 @admin_required
 def as_json():
-    return jsonify(collect(_window()))
+    return jsonify(_data())
 
 
 @bp.get("/metrics.prom")
 @admin_required
 def as_prometheus():
-    return Response(prometheus(collect(_window())), mimetype="text/plain; version=0.0.4")
+    return Response(prometheus(_data()), mimetype="text/plain; version=0.0.4")

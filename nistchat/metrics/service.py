@@ -134,7 +134,8 @@ def bars(values: list[float], width: int = 480, height: int = 120) -> list[dict]
 
 
 def prometheus(data: dict) -> str:
-    """The window's per-stage quantiles and counts in Prometheus' text format."""
+    """The window's per-stage quantiles and counts in Prometheus' text format, and the reader's
+    slots in use now when `data` carries the queue."""
     lines = ["# HELP nistchat_stage_ms Per-stage answer time in milliseconds (stored timings).",
              "# TYPE nistchat_stage_ms summary"]
     for stage, s in data["stages"].items():
@@ -151,4 +152,12 @@ def prometheus(data: dict) -> str:
     lines += ["# HELP nistchat_feedback Votes on the window's answers.", "# TYPE nistchat_feedback gauge"]
     lines += [f'nistchat_feedback{{vote="{vote}",window="{data["window"]}"}} {feedback.get(vote, 0)}'
               for vote in ("up", "down")]
+    queue = data.get("queue")
+    if queue:  # live, not of the window
+        lines += ["# HELP nistchat_reader_slots Answers that may use the reader at once (queue.reader_slots).",
+                  "# TYPE nistchat_reader_slots gauge", f"nistchat_reader_slots {queue['slots']}",
+                  "# HELP nistchat_reader_slots_in_use Answers using the reader now.",
+                  "# TYPE nistchat_reader_slots_in_use gauge", f"nistchat_reader_slots_in_use {queue['serving']}",
+                  "# HELP nistchat_reader_waiting Answers waiting for a reader slot now.",
+                  "# TYPE nistchat_reader_waiting gauge", f"nistchat_reader_waiting {queue['waiting']}"]
     return "\n".join(lines) + "\n"

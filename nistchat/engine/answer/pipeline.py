@@ -398,8 +398,9 @@ class _Run:
                                              "retry": retry}], "citation-forced" if retry else "")
         self.partial = []
         pace = self.pipeline.models.pace
-        limit = pace.first_token_limit(att.prompt_tokens)
-        expected = pace.expected_s(att.prompt_tokens)
+        sharing = self.pipeline.queue.snapshot()["serving"]  # with N slots, N prompts are read at once
+        limit = pace.first_token_limit(att.prompt_tokens, sharing)
+        expected = pace.expected_s(att.prompt_tokens, sharing)
         yield Prefill(att.prompt_tokens, n, round(limit, 1), round(expected, 1) if expected else None)
         t = time.perf_counter()
         try:
@@ -407,7 +408,7 @@ class _Run:
                                        temperature=self.opts.temperature, first_token_s=limit):
                 if not self.partial:
                     att.prefill_ms = _ms(t)
-                    pace.observe(att.prompt_tokens, att.prefill_ms / 1000)
+                    pace.observe(att.prompt_tokens, att.prefill_ms / 1000, sharing)
                 self.mark_first_token()
                 self.partial.append(piece)
                 yield Token(piece, n)

@@ -95,21 +95,25 @@ class Pace:
         self.tokens_per_s: float | None = None
         self._lock = threading.Lock()
 
-    def observe(self, prompt_tokens: int, seconds: float) -> None:
+    def observe(self, prompt_tokens: int, seconds: float, sharing: int = 1) -> None:
+        """`sharing`: answers using the reader meanwhile (reader slots in use). A server with N
+        slots reads N prompts at once, each at about 1/N of the rate, so the reader's own rate is
+        the observed one times N."""
         if prompt_tokens <= 0 or seconds <= 0:
             return
-        rate = prompt_tokens / seconds
+        rate = prompt_tokens * max(1, sharing) / seconds
         with self._lock:
             old = self.tokens_per_s
             self.tokens_per_s = rate if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * rate
 
-    def expected_s(self, prompt_tokens: int) -> float | None:
-        """Seconds reading `prompt_tokens` should take at the measured rate (None before any measurement)."""
+    def expected_s(self, prompt_tokens: int, sharing: int = 1) -> float | None:
+        """Seconds reading `prompt_tokens` should take at the measured rate, with `sharing` answers
+        using the reader at once (None before any measurement)."""
         rate = self.tokens_per_s
-        return prompt_tokens / rate if rate else None
+        return prompt_tokens * max(1, sharing) / rate if rate else None
 
-    def first_token_limit(self, prompt_tokens: int) -> float:
-        expected = self.expected_s(prompt_tokens)
+    def first_token_limit(self, prompt_tokens: int, sharing: int = 1) -> float:
+        expected = self.expected_s(prompt_tokens, sharing)
         if expected is None:
             return self.ceiling_s
         return min(self.ceiling_s, max(self.floor_s, expected * self.FACTOR))

@@ -110,3 +110,18 @@ def test_the_in_process_reader_refuses_it_too(tmp_path, monkeypatch):
     model.write_bytes(b"")
     with pytest.raises(Unreachable, match="build_llama.sh"):
         LlamaCppReader(model)
+
+
+@pytest.mark.slow  # the first run compiles llama-server (several minutes on 2 cores); later runs reuse it
+def test_llama_server_is_built_for_this_cpus_variant_with_the_wheels_flags_and_cached_under_their_key():
+    from tests.openai_server import llama_server_binary
+
+    binary = llama_server_binary()
+    chosen = cv.chosen_here()
+    record = json.loads((binary.parent / cv.RECORD_NAME).read_text())
+    assert record["variant"] == chosen.name and record["cmake"] == chosen.cmake  # explicit flags, never native
+    assert "-march=native" not in record["cmake"] and "-DGGML_NATIVE=OFF" in record["cmake"].split()
+    assert binary.parent.name.endswith(f"-{record['key']}")  # a change of flags is a new folder, a new build
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and "version" in (version.stdout + version.stderr)
+    assert llama_server_binary() == binary  # the second call finds it in the cache

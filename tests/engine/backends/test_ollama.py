@@ -169,6 +169,20 @@ def test_a_stall_after_the_first_token_is_bounded_by_the_stall_limit(fake):
     assert len(received) == 2
 
 
+def test_pace_with_reader_slots_in_use_expects_each_prompt_read_that_many_times_slower():
+    """A server with 4 slots reads 4 prompts at once: each first token comes ~4 times later, and
+    a limit learned from one prompt at a time cut them off (the first server benchmark's timeouts)."""
+    from nistchat.engine.backends.base import Pace
+
+    pace = Pace(floor_s=10, ceiling_s=1000)
+    pace.observe(400, 40.0, sharing=4)  # 10 tokens/s each, four at once: the server reads 40 tokens/s
+    assert pace.tokens_per_s == pytest.approx(40)
+    assert pace.expected_s(2000) == pytest.approx(50) and pace.first_token_limit(2000) == pytest.approx(150)
+    assert pace.expected_s(2000, sharing=4) == pytest.approx(200)
+    assert pace.first_token_limit(2000, sharing=4) == pytest.approx(600)
+    assert pace.first_token_limit(2000, sharing=0) == pytest.approx(150)  # nobody else: as one
+
+
 def test_pace_allows_the_prompt_time_at_the_measured_rate_between_floor_and_ceiling():
     from nistchat.engine.backends.base import Pace
 

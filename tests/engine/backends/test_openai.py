@@ -81,13 +81,17 @@ def test_a_wrong_or_missing_api_key_is_a_plain_message_and_the_key_is_never_show
     assert "".join(ob.OpenAIReader(endpoint, MODEL_ALIAS).stream(HI, max_tokens=2))  # the right key still works
 
 
-def test_an_http_error_and_a_stream_cut_short_are_plain_messages_and_the_next_call_works(endpoint):
+def test_an_http_error_and_a_stream_cut_short_are_plain_messages_and_the_next_call_works(endpoint, openai_server):
     reader = ob.OpenAIReader(endpoint, MODEL_ALIAS)
-    with pytest.raises(Unreachable, match="answered with an error \\(HTTP 500"):  # the server rejects the body
-        list(reader.stream([{"role": "wizard", "content": "hi"}], max_tokens=2))
     too_long = [{"role": "user", "content": "word " * 3000}]  # more than the server's 2048-token context
-    with pytest.raises(Interrupted, match="ended before it was complete"):
-        list(reader.stream(too_long, max_tokens=2))
+    if openai_server.kind == "llama_cpp.server":
+        with pytest.raises(Unreachable, match="answered with an error \\(HTTP 500"):  # it rejects the body
+            list(reader.stream([{"role": "wizard", "content": "hi"}], max_tokens=2))
+        with pytest.raises(Interrupted, match="ended before it was complete"):  # it starts, then breaks off
+            list(reader.stream(too_long, max_tokens=2))
+    else:  # llama-server measures the prompt before it streams, and says so
+        with pytest.raises(Unreachable, match="answered with an error \\(HTTP 400: .*exceeds the available context"):
+            list(reader.stream(too_long, max_tokens=2))
     assert "".join(reader.stream(HI, max_tokens=4))
 
 
@@ -247,3 +251,51 @@ def test_a_wait_longer_than_the_limits_is_timed_out(openai_server):
     with pytest.raises(TimedOut, match="did not start its answer within 0.05 s"):
         list(ob.OpenAIReader(patient, MODEL_ALIAS).stream(prompt("trustworthy systems "), max_tokens=2,
                                                           first_token_s=0.05))
+
+
+def test_two_answers_at_once_hold_two_slots_and_status_and_metrics_show_them(unverified, openai_server, tmp_path):
+    import threading
+    import time
+
+    import httpx
+
+    from nistchat.engine.backends.queue import ReaderQueue
+
+    two = unverified.derived({"queue": {"reader_slots": 2}})
+    two.queue = ReaderQueue(12, 2, slots=two.settings.queue.reader_slots)  # its own queue: derived shares one
+    app = build_app(tmp_path, two)
+    answers: list[list[dict]] = [[], []]
+
+    def browser(events: list) -> None:
+        with httpx.Client(base_url=base, timeout=300) as own:
+            ask(own, QUESTION, events=events)
+
+    def shown(in_use: int) -> bool:
+        """The same count of slots in use on /status, /metrics, /metrics.json and /metrics.prom."""
+        queue = client.get("/status", params={"format": "json"}).json()["queue"]
+        metrics = client.get("/metrics.json").json()["queue"]
+        page, prom = client.get("/metrics").text, client.get("/metrics.prom").text
+        return (queue["serving"] == metrics["serving"] == in_use and queue["slots"] == metrics["slots"] == 2
+                and f"{in_use} of 2 slots in use" in page and f"nistchat_reader_slots_in_use {in_use}\n" in prom
+                and "nistchat_reader_slots 2\n" in prom)
+
+    with served(app) as client:
+        base = str(client.base_url)
+        assert admin_status(client)["queue"]["slots"] == 2  # logs the client in as admin
+        assert shown(0)
+        browsers = [threading.Thread(target=browser, args=(events,)) for events in answers]
+        for b in browsers:
+            b.start()
+        both_shown, server_busy = False, 0.0
+        while any(b.is_alive() for b in browsers):
+            both_shown = both_shown or shown(2)
+            if openai_server.parallel > 1:  # llama-server: both answers generated at once, not queued there
+                server_busy = max(server_busy, openai_server.metrics().get("requests_processing", 0.0))
+            time.sleep(0.1)
+        for b in browsers:
+            b.join()
+        assert both_shown, answers
+        assert openai_server.parallel == 1 or server_busy == 2, server_busy
+        assert [events[-1]["type"] for events in answers] == ["stored", "stored"], answers
+        assert all(any(e["type"] == "final" for e in events) for events in answers)
+        assert shown(0)
