@@ -8,7 +8,7 @@ from typing import Iterator
 from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
 from .errors import IndexMissing
-from .backends.queue import ReaderQueue, Ticket
+from .backends.queue import Ticket
 from .types import Answer, Event, Failure, Retrieval
 
 
@@ -20,8 +20,9 @@ class Runtime:
         self._index = None
         self._retriever = None
         self._small_talk = None
-        q = self.settings.queue
-        self.queue = ReaderQueue(q.max_waiting, q.max_waiting_per_browser, slots=q.reader_slots)
+        from .backends.shared_queue import reader_queue  # in memory, or in the database for several processes
+
+        self.queue = reader_queue(self.settings)
 
     def derived(self, changes: dict, label: str = "") -> "Runtime":
         """A Runtime with `changes` applied to the settings (nested tables, as `config.updated`
