@@ -30,6 +30,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -295,6 +296,8 @@ def run(args) -> dict:
     from tests.openai_server import API_KEY, LlamaCppServer
     from tests.postgres_server import PostgresServer, find_bindir, free_port
 
+    if threading.current_thread() is threading.main_thread():  # a SIGTERM still stops every server started
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench_processes: terminated"))
     bindir = find_bindir()
     if bindir is None or not nginx_site.available():
         raise SystemExit("needs PostgreSQL's server programs, nginx and openssl (Debian: postgresql nginx openssl)")
@@ -406,12 +409,12 @@ def parse_args(argv=None):
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--think-s", type=float, default=3.0, help="a person's pause between two actions (mean)")
-    parser.add_argument("--real-questions", type=int, default=12,
+    parser.add_argument("--real-questions", type=int, default=6,
                         help="clients that ask one real question (besides the impatient ones' three)")
     parser.add_argument("--drain-s", type=float, default=900.0, help="how long answers may still finish after")
     parser.add_argument("--max-waiting", type=int, default=48, help="queue.max_waiting (room for every browser)")
-    parser.add_argument("--max-tokens", type=int, default=64)
-    parser.add_argument("--context-tokens", type=int, default=600)
+    parser.add_argument("--max-tokens", type=int, default=32, help="short answers: the run measures the web side")
+    parser.add_argument("--context-tokens", type=int, default=250)
     parser.add_argument("--reader-threads", type=int, default=2)
     parser.add_argument("--data-dir", default=os.environ.get("NISTCHAT_DATA_DIR", str(ROOT / "data")),
                         help="holds index/ (nistchat ingest)")

@@ -132,3 +132,46 @@ def test_the_setting_chooses_the_queue(tmp_path, db_engine, database_url):
     assert type(queue_of(shared="memory")) is ReaderQueue
     auto = queue_of()  # PostgreSQL is the database of several processes; SQLite, of one
     assert isinstance(auto, SharedReaderQueue) == (db_engine == "postgresql")
+
+
+def test_processes_racing_for_the_last_places_and_the_one_slot_never_exceed_them(make_shared_queue):
+    """Many threads in two processes at once: the line's lock lets exactly the cap's worth of
+    tickets in, and only one answer at a time holds the one slot."""
+    import threading
+
+    queues = [make_shared_queue(max_waiting=5, max_waiting_per_owner=5) for _ in range(2)]
+    taken, refused, lock = [], [], threading.Lock()
+
+    def take(i):
+        try:
+            ticket = queues[i % 2].take(f"browser-{i}")
+            with lock:
+                taken.append((i % 2, ticket))
+        except QueueFull:
+            with lock:
+                refused.append(i)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(taken) == 5 and len(refused) == 7
+    serving, most = [0], [0]
+
+    def use(q, ticket):
+        assert queues[q].acquire(ticket, timeout=30)
+        with lock:
+            serving[0] += 1
+            most[0] = max(most[0], serving[0])
+        time.sleep(0.05)
+        with lock:
+            serving[0] -= 1
+        queues[q].finish(ticket)
+
+    threads = [threading.Thread(target=use, args=pair) for pair in taken]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert most[0] == 1 and queues[0].snapshot()["waiting"] == 0
