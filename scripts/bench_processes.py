@@ -79,8 +79,9 @@ class Browser:
     def __init__(self, i: int, base: str, host: str, tally: Tally, seed: int):
         self.i, self.tally, self.rng = i, tally, random.Random(seed)
         transport = httpx.HTTPTransport(local_address=f"127.0.0.{10 + i}", verify=False)
+        port = base.rsplit(":", 1)[-1]  # nginx forwards its port: the site is https://host:port here
         self.client = httpx.Client(base_url=base, transport=transport, timeout=900,
-                                   headers={"Host": host, "Referer": f"https://{host}/"})
+                                   headers={"Host": host, "Referer": f"https://{host}:{port}/"})
         self.token = ""
 
     def get(self, url: str, **kwargs) -> httpx.Response | None:
