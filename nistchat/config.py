@@ -165,6 +165,11 @@ class QueueSettings:
     reader_slots: int = setting(1, "answers using the reader at once: 1 for the embedded reader; a server that "
                                    "batches takes its parallel slots (docs/reader-servers.md)",
                                 env="NISTCHAT_READER_SLOTS", minimum=1)
+    shared: str = setting("auto", "where tickets and answers in progress live: memory (one web process), database "
+                                  "(several processes on one database); auto: database on PostgreSQL, else memory",
+                          choices=("auto", "memory", "database"), env="NISTCHAT_QUEUE_SHARED")
+    lease_s: float = setting(15.0, "shared: a process that stops renewing its tickets and answers this long is "
+                                   "taken for dead, and the line moves on without it", minimum=2)
 
 
 @dataclass
@@ -260,6 +265,13 @@ class Settings:
     def database_uri(self) -> str:
         """The URL the app connects to: database_url, else the SQLite file in instance/."""
         return self.database_url or f"sqlite:///{self.db_path}"
+
+    @property
+    def shared_queue(self) -> bool:
+        """Whether tickets and answers in progress go through the database (queue.shared)."""
+        if self.queue.shared == "auto":
+            return self.database_uri.startswith("postgresql")
+        return self.queue.shared == "database"
 
     @property
     def backup_dir(self) -> Path:

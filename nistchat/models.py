@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from .engine.backends.shared_queue import reader_ticket
 from .extensions import db
 
 
@@ -201,3 +202,31 @@ class AdminSession(db.Model):
     last_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime, index=True)
     address: Mapped[str] = mapped_column(String(64), default="")
+
+
+# -- several web processes on one database (queue.shared; docs/deployment.md, scale-out)
+# The reader queue's tickets: the engine's own table (engine/backends/shared_queue.py, which has no
+# Flask), copied into the models' metadata so the schema test and autogenerate see it.
+READER_TICKET = reader_ticket.to_metadata(db.metadata)
+
+
+class AnswerLease(db.Model):
+    """An answer being written and the process writing it, renewed while it runs (chat/shared.py):
+    another process sends its stream from `AnswerEvents`, and resumes it only once the lease has
+    run out (the writer died), never while it is alive."""
+    __tablename__ = "answer_run"
+    message_id: Mapped[int] = mapped_column(Integer, ForeignKey("message.id", ondelete="CASCADE"),
+                                            primary_key=True, autoincrement=False)
+    holder: Mapped[str] = mapped_column(String(80))
+    lease_until: Mapped[float] = mapped_column(Float)  # epoch seconds
+
+
+class AnswerEvents(db.Model):
+    """One batch of an answer's stream events (JSON list), `seq` the index of its first event;
+    deleted with the lease once the answer is stored."""
+    __tablename__ = "answer_event"
+    __table_args__ = (UniqueConstraint("message_id", "seq", name="uq_answer_event_message_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[int] = mapped_column(Integer, ForeignKey("message.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    events: Mapped[str] = mapped_column(Text)

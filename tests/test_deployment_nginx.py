@@ -5,75 +5,44 @@ an answer streamed as Server-Sent Events through the unbuffered location."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import threading
-import time
 
 import httpx
 import pytest
 
-from .conftest import REPO
+from . import nginx_site
+from .nginx_site import HOST
 from .postgres_server import free_port
-from .web_support import DIRECT_LABEL, HX, build_app, message_id, sse_events
+from .web_support import ADMIN_PASSWORD, DIRECT_LABEL, HX, build_app, message_id, sse_events
 
-HOST = "chat.example.org"
-
-
-def doc_config(upstream: str, http_port: int, https_port: int, root) -> str:
-    text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8")
-    block = re.findall(r"```nginx\n(.*?)```", text, re.S)[0]
-    for old, new in ((f"/etc/letsencrypt/live/{HOST}/fullchain.pem", str(root / "cert.pem")),
-                     (f"/etc/letsencrypt/live/{HOST}/privkey.pem", str(root / "key.pem")),
-                     ("server 127.0.0.1:8000;", f"server {upstream};"), ("listen 80;", f"listen 127.0.0.1:{http_port};"),
-                     ("listen 443 ssl", f"listen 127.0.0.1:{https_port} ssl")):
-        assert old in block, old
-        block = block.replace(old, new)
-    return (f"pid {root}/nginx.pid; error_log {root}/error.log; daemon off; events {{}}\n"
-            f"http {{ access_log off; client_body_temp_path {root}/body; proxy_temp_path {root}/proxy;\n{block}}}\n")
+CLIENT = "127.0.0.7"  # the browser's address; nginx reaches the app from 127.0.0.1
 
 
 @pytest.fixture
 def site(tmp_path, light_runtime):
-    nginx, openssl = shutil.which("nginx"), shutil.which("openssl")
-    if not nginx or not openssl:
+    if not nginx_site.available():
         pytest.skip("nginx or openssl not installed (Debian: apt-get install nginx openssl)")
     from waitress.server import create_server
 
+    from nistchat.commands.serve import waitress_options  # what `nistchat serve` runs waitress with
+
     app = build_app(tmp_path, light_runtime, settings={"allowed_hosts": [HOST], "proxy_count": 1,
                                                        "session_cookie_secure": True})
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, clear_untrusted_proxy_headers=True)
+    server = create_server(app, host="127.0.0.1", port=0, threads=4, **waitress_options(app.config["SETTINGS"]))
     threading.Thread(target=server.run, daemon=True).start()
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={HOST}",
-                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
-                   check=True, capture_output=True)
     http_port, https_port = free_port(), free_port()
-    (tmp_path / "nginx.conf").write_text(doc_config(f"127.0.0.1:{server.effective_port}", http_port, https_port,
-                                                    tmp_path), encoding="utf-8")
-    proxy = subprocess.Popen([nginx, "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proxy = nginx_site.start([f"127.0.0.1:{server.effective_port}"], http_port, https_port, tmp_path)
     try:
-        client = httpx.Client(base_url=f"https://127.0.0.1:{https_port}", verify=False, headers={"Host": HOST},
-                              timeout=30)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                client.get("/status")
-                break
-            except httpx.TransportError:
-                if proxy.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError((tmp_path / "error.log").read_text() if (tmp_path / "error.log").exists()
-                                         else proxy.stdout.read().decode())
-                time.sleep(0.1)
-        yield app, client, http_port
+        client = httpx.Client(base_url=f"https://127.0.0.1:{https_port}", headers={"Host": HOST}, timeout=30,
+                              transport=httpx.HTTPTransport(local_address=CLIENT, verify=False))
+        yield app, client, http_port, https_port
     finally:
-        proxy.terminate()
-        proxy.wait(10)
+        nginx_site.stop(proxy)
         server.close()
 
 
 def test_the_documented_nginx_config_serves_the_app_over_tls_and_streams_answers(site):
-    app, client, http_port = site
+    app, client, http_port, https_port = site
     plain = httpx.get(f"http://127.0.0.1:{http_port}/", headers={"Host": HOST})
     assert plain.status_code == 301 and plain.headers["location"] == f"https://{HOST}/"
 
@@ -83,7 +52,7 @@ def test_the_documented_nginx_config_serves_the_app_over_tls_and_streams_answers
 
     token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
     asked = client.post("/ask", data={"question": DIRECT_LABEL, "topic": "1", "csrf_token": token},
-                        headers={**HX, "Referer": f"https://{HOST}/"})
+                        headers={**HX, "Referer": f"https://{HOST}:{https_port}/"})  # nginx's port, as forwarded
     assert asked.status_code == 200, asked.text[:300]
     with client.stream("GET", f"/ask/stream/{message_id(asked.text)}") as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
@@ -92,3 +61,20 @@ def test_the_documented_nginx_config_serves_the_app_over_tls_and_streams_answers
     names = [name for name, _data in events]
     assert names[0] == "sources" and "token" in names and names[-2:] == ["final", "done"], names
     assert "NIST AI 800-4" in dict(events)["final"]
+
+
+def test_behind_nginx_the_app_sees_the_clients_address_and_scheme(site):
+    """proxy_count = 1 with the options `nistchat serve` gives waitress: the admin session records
+    the browser's address (not nginx's), so rate limits and lockouts are per client."""
+    from nistchat.models import AdminSession
+
+    app, client, _http_port, https_port = site
+    page = client.get("/admin")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+    login = client.post("/admin/login", data={"password": ADMIN_PASSWORD, "csrf_token": token},
+                        headers={"Referer": f"https://{HOST}:{https_port}/admin"})
+    assert login.status_code == 302 and login.headers["location"].startswith("/admin"), login.text[:300]
+    with app.app_context():
+        from nistchat.extensions import db
+        addresses = [s.address for s in db.session.query(AdminSession).all()]
+    assert addresses == [CLIENT]

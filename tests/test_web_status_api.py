@@ -133,7 +133,7 @@ def test_db_upgrade_command(tmp_path, monkeypatch):
     assert (tmp_path / "inst" / "nistchat.sqlite3").exists()
     import sqlite3
     con = sqlite3.connect(tmp_path / "inst" / "nistchat.sqlite3")
-    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0009"
+    assert con.execute("select version_num from alembic_version").fetchone()[0] == "0010"
     assert con.execute("pragma journal_mode").fetchone()[0] == "wal"
 
 

@@ -21,6 +21,14 @@ bp = Blueprint("chat", __name__)
 bp.add_app_template_global(answer_html)  # the answer with the reader's and the checker's marks
 
 
+@bp.record_once
+def _share_runs(state) -> None:
+    """Several processes on one database follow each other's answers (chat/shared.py)."""
+    from .shared import install
+
+    install(state.app)
+
+
 def chat_page(conversation, status: int = 200, problem: str | None = None, draft: str = "",
               problem_kind: str = "bad_input", chosen_docs: list[str] = ()):
     config, _sha = load(current_app.config["SETTINGS"].questions_path)

@@ -82,6 +82,10 @@ class RunRegistry:
         with self._lock:
             return sum(1 for r in self._runs.values() if not r.done)
 
+    def new_run(self, message_id: int, ticket: Ticket | None = None) -> AnswerRun:
+        """The run object (chat/shared.py's registry makes one the other processes can follow)."""
+        return AnswerRun(message_id, ticket)
+
     def start(self, app: Flask, runtime, message_id: int, ticket: Ticket | None = None) -> AnswerRun:
         with self._lock:
             now = time.monotonic()
@@ -91,7 +95,7 @@ class RunRegistry:
                 if ticket is not None:
                     runtime.queue.finish(ticket)
                 return self._runs[message_id]
-            run = AnswerRun(message_id, ticket)
+            run = self.new_run(message_id, ticket)
             self._runs[message_id] = run
         thread = threading.Thread(target=execute, args=(app, runtime, run), name=f"answer-{message_id}", daemon=True)
         thread.start()

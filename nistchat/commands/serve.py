@@ -111,4 +111,11 @@ def serve(host: str, port: int | None, threads: int, channel_timeout: int) -> No
     shown = lan_address() if host in ("0.0.0.0", "::") else host
     click.echo(f"NISTChat on http://{shown}:{port}/  (listening on {host}:{port}, {threads} threads)")
     waitress_serve(app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
-                   ident="NISTChat", clear_untrusted_proxy_headers=True)
+                   **waitress_options(settings))
+
+
+def waitress_options(settings) -> dict:
+    """waitress drops X-Forwarded-* headers it was not told to trust; behind a proxy
+    (`web.proxy_count`) the app's ProxyFix reads them, so they must reach it: else every client
+    had nginx's address (one rate limit for all) and the scheme was lost."""
+    return {"ident": "NISTChat", "clear_untrusted_proxy_headers": not settings.web.proxy_count}

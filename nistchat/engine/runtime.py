@@ -10,9 +10,10 @@ from typing import Iterator
 from ..config import Settings, load_settings
 from .backends.select import ModelRegistry
 from .errors import IndexMissing
-from .backends.queue import ReaderQueue, Ticket
-from .answer.events import Event, Final
 from .answer.events import Error as ErrorEvent
+from .answer.events import Event, Final
+from .backends.queue import Ticket
+from .backends.shared_queue import reader_queue
 from .types import Answer, Failure, Retrieval
 
 
@@ -27,8 +28,7 @@ class Runtime:
         self._retriever = None
         self._small_talk = None
         self._pipeline = None
-        q = self.settings.queue
-        self.queue = ReaderQueue(q.max_waiting, q.max_waiting_per_browser, slots=q.reader_slots)
+        self.queue = reader_queue(self.settings)  # in memory, or in the database for several processes
 
     def derived(self, changes: dict, label: str = "") -> "Runtime":
         """A Runtime with `changes` applied to the settings (nested tables, as `config.updated`

@@ -92,19 +92,21 @@ class ReaderQueue:
         with self._cond:
             if capped:
                 chats = [t for t in self._waiting.values() if t.priority == CHAT]
-                mine = sum(1 for t in chats if owner is not None and t.owner == owner)
-                if owner is not None and mine >= self.max_waiting_per_owner:
-                    raise QueueFull(f"You already have {mine} questions waiting for the reader. "
-                                    "Please wait for one of them to be answered.", "browser", self._retry_after(1))
-                if len(chats) >= self.max_waiting:
-                    raise QueueFull(f"The reader is busy: {len(chats)} questions are waiting. "
-                                    "Please try again shortly.", "server",
-                                    self._retry_after(len(chats) - self.max_waiting + 1))
+                self._check_caps(owner, len(chats), sum(1 for t in chats if owner is not None and t.owner == owner))
             ticket = Ticket(self._next, owner, priority)
             self._next += 1
             self._waiting[ticket.number] = ticket
             self._changed()
             return ticket
+
+    def _check_caps(self, owner: str | None, waiting: int, mine: int) -> None:
+        """QueueFull when this owner (`mine` of the `waiting` CHAT tickets) or the server is at its cap."""
+        if owner is not None and mine >= self.max_waiting_per_owner:
+            raise QueueFull(f"You already have {mine} questions waiting for the reader. "
+                            "Please wait for one of them to be answered.", "browser", self._retry_after(1))
+        if waiting >= self.max_waiting:
+            raise QueueFull(f"The reader is busy: {waiting} questions are waiting. "
+                            "Please try again shortly.", "server", self._retry_after(waiting - self.max_waiting + 1))
 
     def _retry_after(self, answers: int) -> int:
         typical = sum(self._service_s) / len(self._service_s) if self._service_s else DEFAULT_SERVICE_S

@@ -1,4 +1,6 @@
-"""The reader queue: arrival order, caps per browser and per server, and places given up."""
+"""The reader queue: arrival order, caps per browser and per server, and places given up. Each test runs
+on the in-memory queue of one process and on the shared one (a ticket table) on SQLite and PostgreSQL
+(`make_queue`, tests/engine/backends/conftest.py)."""
 from __future__ import annotations
 
 import threading
@@ -6,11 +8,11 @@ import time
 
 import pytest
 
-from nistchat.engine.backends.queue import EVAL, QueueFull, ReaderQueue
+from nistchat.engine.backends.queue import EVAL, QueueFull
 
 
-def test_tickets_are_served_in_arrival_order_and_given_up_places_are_skipped():
-    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10)
+def test_tickets_are_served_in_arrival_order_and_given_up_places_are_skipped(make_queue):
+    queue = make_queue(max_waiting=10, max_waiting_per_owner=10)
     tickets = [queue.take("a") for _ in range(4)]
     assert [queue.ahead(t) for t in tickets] == [0, 1, 2, 3]
     queue.finish(tickets[2])  # refused before generation: never served
@@ -30,8 +32,8 @@ def test_tickets_are_served_in_arrival_order_and_given_up_places_are_skipped():
     assert queue.snapshot()["waiting"] == 0 and queue.snapshot()["serving"] == 0
 
 
-def test_a_ticket_waits_while_an_earlier_one_is_served():
-    queue = ReaderQueue()
+def test_a_ticket_waits_while_an_earlier_one_is_served(make_queue):
+    queue = make_queue()
     first, second = queue.take(), queue.take()
     assert queue.acquire(first, timeout=1)
     assert queue.ahead(second) == 1
@@ -41,8 +43,8 @@ def test_a_ticket_waits_while_an_earlier_one_is_served():
     assert queue.acquire(second, timeout=1) and queue.ahead(second) == 0
 
 
-def test_one_browser_may_have_only_so_many_waiting():
-    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=2)
+def test_one_browser_may_have_only_so_many_waiting(make_queue):
+    queue = make_queue(max_waiting=10, max_waiting_per_owner=2)
     queue.take("alice"), queue.take("alice")
     with pytest.raises(QueueFull) as full:
         queue.take("alice")
@@ -52,8 +54,8 @@ def test_one_browser_may_have_only_so_many_waiting():
     queue.take(capped=False)  # nor is the CLI
 
 
-def test_the_server_as_a_whole_has_a_cap_with_a_retry_time():
-    queue = ReaderQueue(max_waiting=3, max_waiting_per_owner=3)
+def test_the_server_as_a_whole_has_a_cap_with_a_retry_time(make_queue):
+    queue = make_queue(max_waiting=3, max_waiting_per_owner=3)
     held = [queue.take(owner) for owner in ("a", "b", "c")]
     with pytest.raises(QueueFull) as full:
         queue.take("d")
@@ -62,10 +64,10 @@ def test_the_server_as_a_whole_has_a_cap_with_a_retry_time():
     queue.take("d")
 
 
-def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order():
+def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order(make_queue):
     from nistchat.engine.backends.queue import CHAT, EVAL
 
-    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10)
+    queue = make_queue(max_waiting=10, max_waiting_per_owner=10)
     busy = queue.take("eval", capped=False, priority=EVAL)
     assert queue.acquire(busy, timeout=1)  # an eval answer is using the reader
     evals = [queue.take("eval", capped=False, priority=EVAL) for _ in range(2)]
@@ -91,10 +93,10 @@ def test_chat_tickets_go_before_eval_tickets_and_each_class_keeps_its_order():
     assert queue.snapshot()["waiting"] == 0 and queue.snapshot()["waiting_eval"] == 0
 
 
-def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_fill_the_caps():
+def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_fill_the_caps(make_queue):
     from nistchat.engine.backends.queue import EVAL
 
-    queue = ReaderQueue(max_waiting=1, max_waiting_per_owner=1)
+    queue = make_queue(max_waiting=1, max_waiting_per_owner=1)
     waiting_eval = queue.take("eval", capped=False, priority=EVAL)
     chat = queue.take("alice")  # the caps count only chat tickets
     assert queue.ahead(chat) == 0 and queue.ahead(waiting_eval) == 1
@@ -106,9 +108,9 @@ def test_a_chat_asked_while_an_eval_waits_overtakes_it_and_eval_tickets_do_not_f
     assert not queue.acquire(waiting_eval, timeout=0.05)  # a finished ticket never gets a turn again
 
 
-def test_listeners_hear_when_a_persons_answer_starts_and_stops_using_the_reader():
+def test_listeners_hear_when_a_persons_answer_starts_and_stops_using_the_reader(make_queue):
     """Background work pauses on True and resumes on False; eval tickets alone do not pause it."""
-    q = ReaderQueue()
+    q = make_queue()
     heard: list[bool] = []
     q.on_chat_active(heard.append)
     assert heard == [False]
@@ -131,8 +133,8 @@ def test_listeners_hear_when_a_persons_answer_starts_and_stops_using_the_reader(
 
 
 # -- reader slots: a server that batches serves several answers at once
-def test_with_slots_that_many_answers_use_the_reader_at_once_and_the_rest_wait_in_order():
-    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10, slots=3)
+def test_with_slots_that_many_answers_use_the_reader_at_once_and_the_rest_wait_in_order(make_queue):
+    queue = make_queue(max_waiting=10, max_waiting_per_owner=10, slots=3)
     tickets = [queue.take(f"b{i}") for i in range(5)]
     assert [queue.ahead(t) for t in tickets] == [0, 0, 0, 1, 2]  # three go at once; the 4th waits for one
     for t in tickets[:3]:
@@ -150,8 +152,8 @@ def test_with_slots_that_many_answers_use_the_reader_at_once_and_the_rest_wait_i
     assert queue.snapshot()["serving"] == 3 and queue.snapshot()["waiting"] == 0
 
 
-def test_slots_keep_arrival_order_when_several_free_at_once():
-    queue = ReaderQueue(max_waiting=10, max_waiting_per_owner=10, slots=2)
+def test_slots_keep_arrival_order_when_several_free_at_once(make_queue):
+    queue = make_queue(max_waiting=10, max_waiting_per_owner=10, slots=2)
     holders = [queue.take() for _ in range(2)]
     for t in holders:
         assert queue.acquire(t, timeout=1)
@@ -182,10 +184,10 @@ def test_slots_keep_arrival_order_when_several_free_at_once():
     assert sorted(started) == [t.number for t in waiting]
 
 
-def test_with_slots_a_chat_still_goes_before_waiting_evals_and_the_caps_count_only_waiting_chats():
+def test_with_slots_a_chat_still_goes_before_waiting_evals_and_the_caps_count_only_waiting_chats(make_queue):
     from nistchat.engine.backends.queue import EVAL
 
-    queue = ReaderQueue(max_waiting=2, max_waiting_per_owner=1, slots=2)
+    queue = make_queue(max_waiting=2, max_waiting_per_owner=1, slots=2)
     busy = [queue.take("eval", capped=False, priority=EVAL) for _ in range(2)]
     for t in busy:
         assert queue.acquire(t, timeout=1)  # eval answers hold both slots
@@ -208,17 +210,21 @@ def test_with_slots_a_chat_still_goes_before_waiting_evals_and_the_caps_count_on
     assert queue.acquire(evals[0], timeout=1)  # no chat waiting: an eval takes the slot
 
 
-def test_slots_shorten_the_retry_time_and_borrow_uses_a_free_slot():
-    one, four = ReaderQueue(max_waiting=1, slots=1), ReaderQueue(max_waiting=1, slots=4)
-    for queue in (one, four):
-        queue._service_s.append(40.0)  # a typical answer
-        queue.take("a")
+def test_slots_shorten_the_retry_time_and_borrow_uses_a_free_slot(make_queue):
+    one = make_queue(max_waiting=1, slots=1)
+    one._service_s.append(40.0)  # a typical answer
+    first = one.take("a")
     with pytest.raises(QueueFull) as slow:
         one.take("b")
+    one.finish(first)
+    four = make_queue(max_waiting=1, slots=4)
+    four._service_s.append(40.0)
+    second = four.take("a")
     with pytest.raises(QueueFull) as fast:
         four.take("b")
     assert slow.value.retry_after_s == 40 and fast.value.retry_after_s == 10  # four answers finish at once
-    queue = ReaderQueue(slots=2)
+    four.finish(second)
+    queue = make_queue(slots=2)
     held = queue.take()
     assert queue.acquire(held, timeout=1)
     with queue.borrow() as lent:

@@ -2,14 +2,14 @@
 ("tell me about the 2nd one" -> the item of the previous answer), shown on the page as "Searched
 for: …" so a person sees what was understood; NULL for a question searched as asked.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
