@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from .engine.backends.shared_queue import reader_ticket
+from .engine.backends import reader_ticket
 from .extensions import db
 
 

@@ -25,7 +25,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from ..engine.backends.shared_queue import process_name
+from ..engine.backends import process_name
 from ..models import AnswerEvents, AnswerLease, Message
 from .runs import AnswerRun, RunRegistry
 
