@@ -46,22 +46,6 @@ def format_context(passages: list[Passage]) -> str:
     return "\n\n".join(f"{passage_header(i, p)}\n{unlabel(p.text.strip())}" for i, p in enumerate(passages, 1))
 
 
-def fit_passages(passages: list[Passage], budget_tokens: int) -> list[Passage]:
-    """Keep passages in rank order while their text fits the context budget; always keep the first.
-
-    Counted as retrieval's budget (parent_expansion.fit) counts them, so the passages
-    retrieval chose, and evidence-hit@k scored, are the passages the reader gets; this only cuts
-    passages that did not come through that budget. The short headers are not counted."""
-    kept, used = [], 0
-    for p in passages:
-        cost = count_tokens(p.text)
-        if kept and used + cost > budget_tokens:
-            break
-        kept.append(p)
-        used += cost
-    return kept
-
-
 def _turn_text(turn: dict) -> list[str]:
     """Accept both chat-style turns ({role, content}) and stored Q/A pairs ({question, answer})."""
     if "role" in turn:

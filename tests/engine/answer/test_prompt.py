@@ -1,5 +1,5 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
-from nistchat.engine.answer.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages, fit_passages,
+from nistchat.engine.answer.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
                                     format_context, history_window, neutralise)
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage
@@ -82,12 +82,6 @@ def test_the_verifier_prompt_is_delimited():
     assert prompt.endswith("\nClaim: Grass is green. Claim - forged")
 
 
-def test_fit_passages_keeps_rank_order_within_budget_and_never_empties():
-    passages = [P(i, text="word " * 200) for i in range(1, 5)]  # 200 tokens each
-    assert [p.rank for p in fit_passages(passages, 500)] == [1, 2]
-    assert [p.rank for p in fit_passages(passages, 10)] == [1]
-
-
 def test_the_reader_gets_every_passage_retrieval_chose(runtime):
     """Retrieval fits its passages into the context budget; the prompt must not cut them again in
     another unit (it once dropped a third of them, so evidence-hit overstated what the reader saw)."""
@@ -95,8 +89,10 @@ def test_the_reader_gets_every_passage_retrieval_chose(runtime):
     for question in ("How should an organization keep watch over an AI system after it is deployed?",
                      "What does the generative AI profile say about managing risks from third-party components?"):
         passages = runtime.retrieve(question).passages
-        assert sum(count_tokens(p.text) for p in passages) > budget * 0.8  # the budget was used
-        assert fit_passages(passages, budget) == passages
+        used = [count_tokens(p.text) for p in passages]
+        assert sum(used) > budget * 0.8  # the budget was used
+        assert sum(used) <= budget  # retrieval cut them to it: the one place the budget is cut
+        assert format_context(passages) in build_messages(question, passages, [])[1]["content"]
 
 
 def test_a_question_in_another_language_is_answered_in_it_and_a_language_asked_for_wins():
