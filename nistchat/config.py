@@ -141,6 +141,8 @@ class VerifySettings:
     per_sentence: int = setting(2, "passages tried per sentence", minimum=1)
     max_checks: int = setting(10, "verifier calls per answer (each is a model call)", minimum=0)
     doc_chars: int = setting(1800, "passage length sent per check", minimum=100)
+    order: str = setting("passage", "passage: judge calls grouped by passage, so llama.cpp reads each passage once "
+                                    "per round; sentence: each sentence's tries in turn", choices=("passage", "sentence"))
 
 
 @dataclass

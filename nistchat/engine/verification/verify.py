@@ -263,41 +263,85 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
     """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
     (never assumed true). `check(document, claim)` is the verifier. With `question`, an answer with no
     checkable sentence is checked as one question+answer claim. A sentence naming one of
-    `unknown_terms` (names the corpus never mentions) is unsupported without a check."""
+    `unknown_terms` (names the corpus never mentions) is unsupported without a check.
+
+    The judge is asked in rounds: every open sentence's first candidate passage, then the second
+    for those still unsupported. Within a round the calls go passage by passage, so consecutive
+    calls open with the same document and llama.cpp reads it once (the prompt's common prefix is
+    kept); `budget.order = "sentence"` asks sentence by sentence instead. The same pairs are
+    judged either way; only where `max_checks` binds does the breadth-first order spend it on
+    every sentence's first try before any second try. A verdict is yielded as soon as it and all
+    before it are decided."""
     budget = budget or VerifySettings()
-    used = 0
     short = short_answer_claim(sentences, question)
     if short is not None:
         sentences = [" ".join(sentences)]
-    for sentence in sentences:
-        if short is None and not is_checkable(sentence):
+    open_ = [_opened(s, short, passages, unknown_terms or [], budget.per_sentence) for s in sentences
+             if short is not None or is_checkable(s)]
+    used, shown = 0, 0
+    for o, n in _schedule(open_, budget.per_sentence, budget.order):
+        while shown < len(open_) and (open_[shown].verdict is not None or not open_[shown].tries_left):
+            yield open_[shown].final()
+            shown += 1
+        if o.verdict is not None:
             continue
-        claim = short or claim_text(sentence)
-        stated = claim.split(" Answer: ", 1)[-1] if short else claim  # the question's own anchors are given
-        never = unknown_named(stated, unknown_terms or [])
-        if never:
-            yield Verdict(sentence, False, None, f"the documents never mention: {', '.join(never)}")
-            continue
-        supported_by, reason = None, ""
-        # a passage that lacks the claim's numbers or names cannot support it: the string check is
-        # free, so it runs over every passage and the judge's budget goes to the ones that remain
-        ordered = candidate_passages(claim if short else sentence, passages, len(passages))
-        grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
-        if not grounded:
-            absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
-            reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
-        quoted = None if short else quoted_by(claim, passages, grounded)
-        if quoted is not None:
-            yield Verdict(sentence, True, quoted, "quotes the passage")
-            continue
-        for n in grounded[:budget.per_sentence]:
-            if used >= budget.max_checks:
-                break
-            used += 1
-            if check(document_for(passages[n - 1], budget.doc_chars), claim):
-                supported_by = n
-                break
-        yield Verdict(sentence, supported_by is not None, supported_by, reason)
+        if used >= budget.max_checks:
+            break
+        used += 1
+        o.tries_left -= 1
+        if check(document_for(passages[n - 1], budget.doc_chars), o.claim):
+            o.verdict = Verdict(o.sentence, True, n, "")
+    for o in open_[shown:]:
+        yield o.final()
+
+
+def _schedule(open_: list[_Open], per_sentence: int, order: str) -> Iterator[tuple[_Open, int]]:
+    """The (sentence, passage) pairs to judge, in the order asked (see verify_sentences)."""
+    if order == "sentence":
+        for o in open_:
+            for n in o.grounded[:per_sentence]:
+                yield o, n
+        return
+    for r in range(per_sentence):
+        pending = [o for o in open_ if o.verdict is None and r < len(o.grounded)]
+        for o in sorted(pending, key=lambda o: o.grounded[r]):  # stable: sentence order within a passage
+            yield o, o.grounded[r]
+
+
+class _Open:
+    """A sentence being checked: what is sent to the judge, the passages that may support it, the
+    judge calls it may still get, and the verdict once known (free checks decide some at once)."""
+
+    def __init__(self, sentence: str, claim: str, grounded: list[int], reason: str, tries: int,
+                 verdict: Verdict | None = None):
+        self.sentence, self.claim, self.grounded, self.reason, self.verdict = \
+            sentence, claim, grounded, reason, verdict
+        self.tries_left = 0 if verdict else min(tries, len(grounded))
+
+    def final(self) -> Verdict:
+        return self.verdict or Verdict(self.sentence, False, None, self.reason)
+
+
+def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_terms: list[str],
+            tries: int) -> _Open:
+    claim = short or claim_text(sentence)
+    stated = claim.split(" Answer: ", 1)[-1] if short else claim  # the question's own anchors are given
+    never = unknown_named(stated, unknown_terms)
+    if never:
+        return _Open(sentence, claim, [], "", tries,
+                     Verdict(sentence, False, None, f"the documents never mention: {', '.join(never)}"))
+    # a passage that lacks the claim's numbers or names cannot support it: the string check is
+    # free, so it runs over every passage and the judge's budget goes to the ones that remain
+    ordered = candidate_passages(claim if short else sentence, passages, len(passages))
+    grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
+    reason = ""
+    if not grounded:
+        absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
+        reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
+    quoted = None if short else quoted_by(claim, passages, grounded)
+    if quoted is not None:
+        return _Open(sentence, claim, grounded, reason, tries, Verdict(sentence, True, quoted, "quotes the passage"))
+    return _Open(sentence, claim, grounded, reason, tries)
 
 
 def support_counts(verdicts: list[Verdict]) -> tuple[int, int]:

@@ -213,3 +213,46 @@ def test_a_list_answer_of_another_length_than_asked_is_flagged_on_its_lead_in():
     padded = answer + "\n4. Needed, with foundational work [2]."  # a small reader repeats an item to reach four
     assert count_mismatch(padded, 4).reason == \
         "the question asks for 4 items; the answer lists 3 different ones (4 with repeats)"
+
+
+def test_judge_calls_go_passage_by_passage_with_the_same_verdicts_in_sentence_order():
+    passages = [P("Bias in data sets is systemic and harmful."), P("Security monitoring detects attacks on systems."),
+                P("Red teaming exercises probe models for harms.")]
+    answer = ["Security monitoring detects attacks [2].", "Bias is harmful in data sets [1].",
+              "Monitoring detects attacks on systems [2].", "Harmful bias is systemic in data [1].",
+              "Red teaming probes models [3]."]
+
+    def run(order, per_sentence):
+        calls = []
+
+        def judge(document, claim):
+            calls.append(document)
+            return all(w in document.lower() for w in claim.lower().rstrip(".").split())
+        verdicts = list(verify_sentences(answer, passages, judge, VerifySettings(order=order, per_sentence=per_sentence)))
+        return verdicts, calls
+
+    for tries in (1, 2, 3):
+        by_sentence, sentence_calls = run("sentence", tries)
+        by_passage, passage_calls = run("passage", tries)
+        assert [v.text for v in by_passage] == answer  # yielded in the answer's order
+        assert [(v.supported, v.passage) for v in by_passage] == [(v.supported, v.passage) for v in by_sentence]
+        assert sorted(passage_calls) == sorted(sentence_calls)  # the same pairs judged
+    _, sentence_calls = run("sentence", 1)
+    _, passage_calls = run("passage", 1)
+    switches = lambda calls: sum(a != b for a, b in zip(calls, calls[1:]))  # noqa: E731
+    assert switches(passage_calls) < switches(sentence_calls)
+    assert switches(passage_calls) == len(set(passage_calls)) - 1  # each document read in one run of calls
+
+
+def test_a_verdict_is_yielded_before_later_sentences_are_judged():
+    passages = [P("Security monitoring detects attacks on systems."), P("Red teaming exercises probe models.")]
+    seen = []
+
+    def judge(document, claim):
+        seen.append(claim)
+        return True
+    stream = verify_sentences(["Red teaming exercises probe models [2].", "Monitoring detects attacks [1]."],
+                              passages, judge, VerifySettings(per_sentence=1))
+    first = next(stream)
+    assert first.supported and len(seen) <= 2
+    assert [v.supported for v in [first, *stream]] == [True, True]

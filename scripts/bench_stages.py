@@ -1,0 +1,220 @@
+"""Where an answer's time goes, stage by stage, beside what this machine's reader can do at most.
+
+For dev questions (golden + dev2, answerable; never test unless --set test is given, once, at the
+end) each answer runs through the full pipeline with the embedded reader; its stages are read from
+the answer itself (`attempts`: prompt tokens, prefill, generation, verification; the retry's
+attempt; the retrieval time) and from the verifier's calls (counted by wrapping its `check`).
+Beside them, the machine's peak for the same model and threads: a prefill-only run of a
+2,000-token corpus prompt and a decode-only run of greedy tokens (scripts/bench_llama_variants.py's
+measurement, in a subprocess). Each stage then reads as tokens/s and as a share of that peak; a
+verification rate above the prefill peak means llama.cpp reused a prompt prefix it had read.
+
+With --compare KEY=VALUE (e.g. verify.order=sentence) each question is answered twice, with
+the setting and without, alternating which goes first, on the same reader and index: per-stage
+medians for both arms, and whether the verdicts agree where the drafts are the same.
+
+    python scripts/bench_stages.py [--n 8] [--reader qwen2.5-coder-1.5b] [--compare verify.order=sentence]
+        [--set verify.mode=always] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_answer import spread  # noqa: E402
+from bench_llama_variants import CHILD, corpus_prompt, cpu_flags_line  # noqa: E402
+
+from nistchat.config import GGUF_MODELS, load_settings  # noqa: E402
+from nistchat.engine.backends.base import minicheck_prompt  # noqa: E402
+from nistchat.engine.runtime import Runtime  # noqa: E402
+from nistchat.engine.text import count_tokens  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = {"dev": ROOT / "data" / "eval" / "golden.jsonl", "dev2": ROOT / "data" / "eval" / "dev_office.jsonl",
+        "test": ROOT / "data" / "eval" / "test.jsonl"}
+
+
+def peak(gguf: Path, threads: int, tokens: int = 2000, decode: int = 64) -> dict:
+    """Prefill-only and decode-only speed of the installed llama.cpp build, in its own process."""
+    prompt = corpus_prompt(Path("/tmp") / f"bench-stages-{os.getpid()}.txt")
+    try:
+        out = subprocess.run([sys.executable, "-c", CHILD, str(gguf), prompt, str(tokens), str(decode), str(threads)],
+                             capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        os.unlink(prompt)
+    if out.returncode != 0:
+        sys.exit(out.stderr[-2000:])
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"variant": row["variant"], "prefill_tok_s": row["prefill_tokens"] / row["prefill_s"],
+            "decode_tok_s": row["decode_tokens"] / row["decode_s"]}
+
+
+class CountingVerifier:
+    """The verifier with its calls counted: how many, the prompt tokens each sends, and the time."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, getattr(inner, "name", "verifier")
+        self.reset()
+
+    def reset(self) -> None:
+        self.calls, self.tokens, self.seconds = 0, 0, 0.0
+
+    def check(self, document: str, claim: str) -> bool:
+        t = time.perf_counter()
+        try:
+            return self.inner.check(document, claim)
+        finally:
+            self.calls += 1
+            self.tokens += count_tokens(minicheck_prompt(document, claim))
+            self.seconds += time.perf_counter() - t
+
+
+def set_setting(settings, dotted: str, value: str) -> None:
+    """Change one setting of a live runtime (both arms of --compare share its reader and index)."""
+    *path, key = dotted.split(".")
+    target = settings
+    for part in path:
+        target = getattr(target, part)
+    old = getattr(target, key)
+    setattr(target, key, type(old)(value) if not isinstance(old, bool) else value.lower() in ("1", "true", "yes"))
+
+
+def answer_stages(runtime: Runtime, question: str, counter: CountingVerifier) -> dict:
+    counter.reset()
+    start = time.perf_counter()
+    final, pieces, first = None, 0, None
+    for event in runtime.answer(question, []):
+        if event.type == "token":
+            pieces += 1
+            first = first or time.perf_counter() - start
+        elif event.type == "final":
+            final = event.answer
+        elif event.type == "error":
+            return {"error": event.failure.kind}
+    total = time.perf_counter() - start
+    attempts = final.attempts
+    a1 = attempts[0] if attempts else {}
+    retry = attempts[1] if len(attempts) > 1 else None
+    return {"total_s": total, "first_token_s": first, "refused": final.refused,
+            "retrieve_s": (final.timings_ms.get("retrieve") or 0) / 1000,
+            "prompt_tokens": a1.get("prompt_tokens", 0), "prefill_s": a1.get("prefill_ms", 0) / 1000,
+            "decode_s": max(0.0, (a1.get("generate_ms", 0) - a1.get("prefill_ms", 0)) / 1000),
+            "decode_tokens": pieces, "verify_s": sum(a["verify_ms"] for a in attempts) / 1000,
+            "verify_calls": counter.calls, "verify_tokens": counter.tokens, "judge_s": counter.seconds,
+            "retry_s": (retry["generate_ms"] + retry["verify_ms"]) / 1000 if retry else 0.0,
+            "text": a1.get("text", ""), "verdicts": [s["supported"] for s in a1.get("sentences", [])]}
+
+
+def med(rows: list[dict], key: str) -> float:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(vals) if vals else 0.0
+
+
+def table(rows: list[dict], top: dict) -> list[str]:
+    """Per stage: median time, tokens, tokens/s, and the share of the machine's peak."""
+    answered = [r for r in rows if "error" not in r and not r["refused"]]
+    verified = [r for r in answered if r["verify_calls"]]
+    out = [f"{'stage':<10}{'median s':>10}{'tokens':>8}{'tok/s':>8}{'of peak':>9}"]
+
+    def rate(a: list[dict], tok: str, sec: str) -> float:
+        s = sum(r[sec] for r in a)
+        return sum(r[tok] for r in a) / s if s else 0.0
+
+    pre, dec = rate(answered, "prompt_tokens", "prefill_s"), rate(answered, "decode_tokens", "decode_s")
+    ver = rate(verified, "verify_tokens", "judge_s")
+    out.append(f"{'retrieve':<10}{med(answered, 'retrieve_s'):>10.2f}{'':>8}{'':>8}{'':>9}")
+    out.append(f"{'prefill':<10}{med(answered, 'prefill_s'):>10.2f}{med(answered, 'prompt_tokens'):>8.0f}"
+               f"{pre:>8.1f}{pre / top['prefill_tok_s']:>9.2f}")
+    out.append(f"{'decode':<10}{med(answered, 'decode_s'):>10.2f}{med(answered, 'decode_tokens'):>8.0f}"
+               f"{dec:>8.1f}{dec / top['decode_tok_s']:>9.2f}")
+    out.append(f"{'verify':<10}{med(verified, 'verify_s'):>10.2f}{med(verified, 'verify_tokens'):>8.0f}"
+               f"{ver:>8.1f}{ver / top['prefill_tok_s']:>9.2f}   ({len(verified)} verified, "
+               f"median {med(verified, 'verify_calls'):.0f} judge calls)")
+    out.append(f"{'retry':<10}{med([r for r in answered if r['retry_s']], 'retry_s'):>10.2f}"
+               f"   ({sum(1 for r in answered if r['retry_s'])} retried)")
+    share = [r["verify_s"] / r["total_s"] for r in verified if r["total_s"]]
+    out.append(f"first token median {med(answered, 'first_token_s'):.1f} s, total median {med(answered, 'total_s'):.1f} s"
+               f", verification {statistics.median(share) if share else 0:.0%} of total where it ran")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", dest="sets", default="dev,dev2", help="comma-separated: dev, dev2, test")
+    ap.add_argument("--n", type=int, default=8, help="questions per set, spread through it")
+    ap.add_argument("--reader", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--compare", default="", help="KEY=VALUE: answer each question with and without it")
+    ap.add_argument("-o", "--setting", action="append", default=[], help="KEY=VALUE for both arms")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    settings = load_settings(overrides={"gguf": args.reader})
+    for item in args.setting:
+        set_setting(settings, *item.split("=", 1))
+    runtime = Runtime(settings)
+    runtime.retrieve("warm-up question about AI risk", k=6)
+    counter = CountingVerifier(runtime.models.verifier())
+    runtime.models._models["verifier"] = counter  # every answer's judge calls pass through the counter
+    threads = runtime.models.reader().threads if hasattr(runtime.models.reader(), "threads") else os.cpu_count()
+    threads = threads if isinstance(threads, int) else os.cpu_count() or 2
+    # the peak before and after the answers, the faster of each: a busy spell lowers one of them
+    before = peak(settings.models_dir / GGUF_MODELS[args.reader], threads)
+    questions = []
+    for name in args.sets.split(","):
+        rows = [json.loads(x) for x in SETS[name].read_text(encoding="utf-8").splitlines() if x.strip()]
+        questions += [(name, r) for r in spread([r for r in rows if r.get("category") != "negative"], args.n)]
+    arms = {"default": None}
+    if args.compare:
+        key, value = args.compare.split("=", 1)
+        arms = {"default": None, args.compare: (key, value, str(_get(settings, key)))}
+    results: dict[str, list[dict]] = {a: [] for a in arms}
+    for i, (set_name, row) in enumerate(questions):
+        order = list(arms) if i % 2 == 0 else list(reversed(arms))
+        for arm in order:
+            change = arms[arm]
+            if change:
+                set_setting(runtime.settings, change[0], change[1])
+            try:
+                r = answer_stages(runtime, row["question"], counter)
+            finally:
+                if change:
+                    set_setting(runtime.settings, change[0], change[2])
+            r.update(id=row["id"], set=set_name)
+            results[arm].append(r)
+            print(f"# {arm:<24} {row['id']:<6} total {r.get('total_s', 0):6.1f} s  verify {r.get('verify_s', 0):5.1f} s"
+                  f" ({r.get('verify_calls', 0)} calls)  {r.get('error', '')}", flush=True)
+    gguf = settings.models_dir / GGUF_MODELS[args.reader]
+    top = {**before, **{k: max(before[k], v) for k, v in peak(gguf, threads).items() if k != "variant"}}
+    print(f"\nCPU flags: {cpu_flags_line()}\nreader {gguf.name}, build {top['variant']}, {threads} threads; "
+          f"machine peak: prefill {top['prefill_tok_s']:.1f} tok/s, decode {top['decode_tok_s']:.1f} tok/s "
+          f"(token counts of the judge are estimates)")
+    for arm, rows in results.items():
+        print(f"\n== {arm}: {len(rows)} answers ({args.sets})")
+        print("\n".join(table(rows, top)))
+    if args.compare:
+        a, b = results["default"], results[args.compare]
+        same = [(x, y) for x, y in zip(a, b) if "error" not in x and "error" not in y and x["text"] == y["text"]]
+        agree = sum(1 for x, y in same if x["verdicts"] == y["verdicts"])
+        ratio = [y["verify_s"] / x["verify_s"] for x, y in same if x["verify_s"] > 0.5]
+        print(f"\nsame draft in both arms: {len(same)}/{len(a)}; verdicts the same on {agree}/{len(same)}; "
+              f"verification time {args.compare} / default: median {statistics.median(ratio) if ratio else 0:.2f}")
+    if args.json:
+        print(json.dumps({"peak": top, "results": results}, default=str))
+    return 0
+
+
+def _get(settings, dotted: str):
+    target = settings
+    for part in dotted.split("."):
+        target = getattr(target, part)
+    return target
+
+
+if __name__ == "__main__":
+    sys.exit(main())
