@@ -168,24 +168,38 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries (and misses) as one JSON object.")
 @click.option("--no-store", is_flag=True, help="Print only; do not store the run.")
 @click.option("--note", default="", help="A note stored with the run.")
-def conversations(spec, k, overrides, as_json, no_store, note) -> None:
+@click.option("--answers", is_flag=True,
+              help="Answer every turn with the reader, the real earlier answers as the history: adds the key-term "
+                   "share and the refusals (minutes per conversation on a CPU).")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N conversations of each set.")
+def conversations(spec, k, overrides, as_json, no_store, note, answers, limit) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
-    evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side."""
-    from ..engine.evaluation import format_conversations as format_table, load_conversations, resolve_conversation_sets as resolve_sets, run_conversations
+    evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side.
+    With --answers, each turn is answered and the real answers are the history."""
+    from ..engine.evaluation import (format_conversations as format_table, load_conversations,
+                                     resolve_conversation_sets as resolve_sets, run_conversation_answers,
+                                     run_conversations)
     from ..evals.store import eval_dirs, store_conversations
 
     runtime = run_runtime(parse_overrides(overrides))
     try:
         paths = resolve_sets(spec, eval_dirs(runtime.settings))
-        sets = {name: load_conversations(path) for name, path in paths.items()}
+        sets = {name: load_conversations(path)[:limit] for name, path in paths.items()}
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     with friendly_errors():
         runtime.index  # noqa: B018 - a missing index is one clear line, before anything runs
         pipeline = runtime.pipeline
-        reports = {name: run_conversations(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse)
-                   for name, convs in sets.items()}
+        if answers:
+            progress = lambda r: click.echo(f"  {r.id} [{r.kind}] hit={int(r.hit)} terms={r.key_terms:.2f}"  # noqa: E731
+                                            f"{' refused' if r.refused else ''}", err=True)
+            reports = {name: run_conversation_answers(runtime, convs, k=k, on_turn=progress)
+                       for name, convs in sets.items()}
+        else:
+            reports = {name: run_conversations(runtime.retriever, convs, k=k,
+                                               gate=lambda r: pipeline.refusal_gate(r).refuse)
+                       for name, convs in sets.items()}
     run_id = None
     if not no_store:
         app = store_app(runtime)

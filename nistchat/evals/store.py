@@ -120,8 +120,11 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
     """A finished `conversations` run (engine/eval_conversations): one item per turn, its set's name,
     its kind as the category and `evidence_hit` as the score, so the list, the page's per-category
     chart and `eval compare` read it like an answers run's evidence hits."""
+    answered = any(r.answer is not None for rep in reports.values() for r in rep.turns)
     config = config_snapshot(runtime, kind="conversations", sets=paths, retrieval_k=next(iter(reports.values())).k,
-                             history="previous questions, expected answers as the assistant's text, with their passages")
+                             answers=answered,
+                             history="previous questions and the reader's answers, with their passages" if answered
+                             else "previous questions, expected answers as the assistant's text, with their passages")
     run = EvalRun(kind="conversations", status="running", config=config, note=note or None,
                   total=sum(len(r.turns) for r in reports.values()), sets=",".join(reports))
     db.session.add(run)
@@ -132,7 +135,10 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
             db.session.add(EvalItem(run_id=run.id, question_id=r.id, question=r.question, set_name=set_name,
                                     expected=expected,
                                     category=r.kind, passed=r.hit, ms=r.ms,
-                                    result={"scores": {"evidence_hit": 1.0 if r.hit else 0.0},
+                                    result={"scores": {"evidence_hit": 1.0 if r.hit else 0.0,
+                                                       **({"key_terms": r.key_terms} if r.key_terms is not None else {}),
+                                                       **({"wrongly_refused": float(r.refused)} if answered else {})},
+                                            **({"answer": r.answer} if r.answer is not None else {}),
                                             "turn": r.index + 1, "follow_up": r.follow_up, "gate_refused": r.refused,
                                             "search_text": r.search_text, "missing": r.missing,
                                             "passages": r.passages, "timings_ms": {"total": r.ms}}))

@@ -2,6 +2,7 @@
 conversation and small-talk sets, reports and comparisons, and the ablation rules."""
 from .ablation import RULES, rule_off
 from .answers import run_answers, subset
+from .conversation_answers import run_conversation_answers
 from .conversations import format_table as format_conversations, load_conversations, run_conversations
 from .conversations import resolve_sets as resolve_conversation_sets
 from .report import STAGES, compare, config_snapshot, format_compare, headline, judges_of
@@ -12,5 +13,6 @@ from .smalltalk import load_split as load_smalltalk_split, measure as measure_sm
 __all__ = ["MODES", "RULES", "SET_FILES", "SET_SPECS", "STAGES", "ablate", "compare", "config_snapshot", "evaluate",
            "format_ablation", "format_compare", "format_conversations", "format_sets", "headline", "judges_of",
            "load_conversations", "load_golden", "match_norm", "resolve_conversation_sets", "resolve_sets", "rule_off",
-           "load_smalltalk_split", "measure_smalltalk", "run_answers", "run_conversations", "subset",
+           "load_smalltalk_split", "measure_smalltalk", "run_answers", "run_conversation_answers", "run_conversations",
+           "subset",
            "sweep_smalltalk"]

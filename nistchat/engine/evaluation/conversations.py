@@ -58,7 +58,9 @@ class TurnResult:
     passages: list[dict]
     ms: float
     expected: Turn | None = None
-    refused: bool = False  # the refusal gate would refuse it before generation
+    refused: bool = False  # the refusal gate would refuse it before generation (with answers: it was refused)
+    answer: str | None = None  # with answers: the reader's text (None: retrieval only)
+    key_terms: float | None = None  # with answers: share of the turn's key terms in the answer
 
     @property
     def follow_up(self) -> bool:
@@ -74,15 +76,22 @@ class Tally:
     n: int = 0
     hits: int = 0
     refused: int = 0
+    terms: list[float] = field(default_factory=list)  # key-term shares, when answers were generated
 
     @property
     def rate(self) -> float | None:
         return round(self.hits / self.n, 4) if self.n else None
 
-    def add(self, hit: bool, refused: bool = False) -> None:
+    @property
+    def key_terms(self) -> float | None:
+        return round(sum(self.terms) / len(self.terms), 4) if self.terms else None
+
+    def add(self, hit: bool, refused: bool = False, key_terms: float | None = None) -> None:
         self.n += 1
         self.hits += int(hit)
         self.refused += int(refused)
+        if key_terms is not None:
+            self.terms.append(key_terms)
 
 
 @dataclass
@@ -94,7 +103,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit, r.refused)
+                t.add(r.hit, r.refused, r.key_terms)
         return t
 
     @property
@@ -107,7 +116,8 @@ class ConversationReport:
                   "follow-up turns": self.tally(lambda r: r.follow_up),
                   "all turns": self.tally(lambda r: True)}
         kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
-        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused}  # noqa: E731
+        as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused,  # noqa: E731
+                             **({"key_terms": t.key_terms} if t.terms else {})}
         return {"k": self.k, "conversations": self.n_conversations,
                 "groups": {g: as_dict(t) for g, t in groups.items()},
                 "kinds": {kd: as_dict(t) for kd, t in kinds.items() if t.n}}
@@ -183,6 +193,10 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
     return report
 
 
+def _share(entry: dict) -> str:
+    return "-" if entry.get("key_terms") is None else f"{entry['key_terms']:.2f}"
+
+
 def format_table(reports: dict[str, ConversationReport], *, misses: bool = True) -> str:
     """One column per set: evidence-hit@k for first turns, follow-ups, all, then per kind."""
     names = list(reports)
@@ -198,8 +212,13 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             ("conversations", [str(summaries[n]["conversations"]) for n in names])]
     for group in ("first turns", "follow-up turns", "all turns"):
         rows.append((f"{group} evidence-hit@{k}", [cell(summaries[n]["groups"][group]) for n in names]))
+    answered = any(r.answer is not None for rep in reports.values() for r in rep.turns)
+    if answered:
+        for group in ("first turns", "follow-up turns", "all turns"):
+            rows.append((f"{group} key-term share", [_share(summaries[n]["groups"][group]) for n in names]))
     for group in ("first turns", "follow-up turns"):
-        rows.append((f"{group} refused by the gate", [str(summaries[n]["groups"][group]["refused"]) for n in names]))
+        rows.append((f"{group} refused" + ("" if answered else " by the gate"),
+                     [str(summaries[n]["groups"][group]["refused"]) for n in names]))
     for kind in KINDS:
         rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
     label_w = max(len(r[0]) for r in rows) + 2

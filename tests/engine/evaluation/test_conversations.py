@@ -94,3 +94,31 @@ def test_every_evidence_string_sits_in_one_passage_of_the_index(index):
                    for i, t in enumerate(c.turns, 1) for e in t.evidence
                    if not any(match_norm(e) in h for h in hays)]
     assert not unreachable, "\n".join(unreachable)
+
+
+def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
+    from nistchat.engine.evaluation import run_conversation_answers
+
+    class Spy:  # the real runtime, with the history each answer was given written down
+        def __init__(self, inner):
+            self.inner, self.queue, self.histories = inner, inner.queue, []
+
+        def answer(self, question, history, **kw):
+            self.histories.append(history)
+            return self.inner.answer(question, history, **kw)
+
+    conv = Conversation("c901", [
+        Turn("what does TEVV stand for", "first", "NIST.AI.100-1", ["test, evaluation, verification, and validation"],
+             ["verification", "validation"], "TEVV is test, evaluation, verification, and validation."),
+        Turn("and who does it in the lifecycle?", "pronoun", "NIST.AI.100-1",
+             ["Test, Evaluation, Verification, and Validation"], ["tevv"], "AI actors.")])
+    spy = Spy(runtime)
+    rep = run_conversation_answers(spy, [conv])
+    first, second = rep.turns
+    assert spy.histories[0] == [] and spy.histories[1][0] == {"role": "user", "content": conv.turns[0].question}
+    assert spy.histories[1][1]["content"] == first.answer and spy.histories[1][1]["sources"]  # the real answer
+    assert first.answer is not None and 0.0 <= first.key_terms <= 1.0 and second.follow_up
+    s = rep.summary()["groups"]
+    assert s["first turns"]["key_terms"] == first.key_terms and s["follow-up turns"]["n"] == 1
+    table = format_table({"dev": rep})
+    assert "follow-up turns key-term share" in table and "follow-up turns refused " in table
