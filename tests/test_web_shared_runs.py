@@ -90,6 +90,8 @@ def test_an_answer_written_by_one_process_streams_live_from_the_other(tmp_path, 
     assert rows(app_a, Message) == 1
     assert rows(app_a, AnswerLease) == 0
     wait_for(lambda: rows(app_a, AnswerEvents) == 0, timeout=15)  # nothing left behind once followers read it
+    mirror = registry(app_a).mirror
+    wait_for(lambda: mirror._thread is None, timeout=5)  # and no thread left writing to the database
     assert registry(app_b).get(mid) is None  # b never ran it; a reconnect to b gets the stored message
     again = sse_events(client_b.get(f"/ask/stream/{mid}").get_data(as_text=True))
     assert [name for name, _ in again] == ["final", "done"]

@@ -115,12 +115,18 @@ class RunMirror:
                              .values(lease_until=time.time() + self.lease_s))
 
     def _loop(self) -> None:
+        """Flush and renew while this process has answers in the database; then end, so an idle
+        process (or one whose database has gone away for good) holds no thread that writes to it.
+        `watch` starts it again with the next answer."""
         renewed = time.monotonic()
         failing = False
         while True:
             time.sleep(FLUSH_S)
             with self._lock:
                 runs = list(self._runs.values())
+                if not runs:
+                    self._thread = None
+                    return
             try:
                 for run in runs:
                     self.flush(run)
