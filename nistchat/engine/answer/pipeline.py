@@ -24,7 +24,7 @@ from ..retrieval import Retriever
 from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
-from ..verification import citations
+from ..verification import citations, premise
 from ..verification.verify import (count_mismatch, restates_question, says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences)
 from . import refusal
@@ -208,6 +208,7 @@ class _Run:
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
         self.ask = ""  # what the reader is asked when not the question as typed (a turn acting on the last answer)
+        self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
 
     @property
     def strict(self) -> bool:
@@ -300,6 +301,7 @@ class _Run:
         self.passages = retrieval.passages
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
+        self.premise = premise.traced(self.question, self.passages, self.trace)
         yield Sources(self.passages, self.risk.level, self.searched_for)
         return retrieval
 
@@ -392,7 +394,7 @@ class _Run:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
         messages = build_messages(self.ask or self.question, self.passages, self.history, retry=retry,
-                                  history_chars=self.opts.history_chars)
+                                  history_chars=self.opts.history_chars, note=self.premise.instruction)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")
@@ -454,6 +456,10 @@ class _Run:
         if mismatch is not None:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)
+        agrees = None if att.dont_know else premise.opening_verdict(att.text, self.premise)
+        if agrees is not None:  # it replaces the sentence's own verdict: agreeing is what is wrong with it
+            att.verdicts = [v for v in att.verdicts if v.text != agrees.text] + [agrees]
+            yield Checked(agrees, att.n)
         att.verify_ms = _ms(t)
         passed, failed = support_counts(att.verdicts)
         self.trace.add(f"verify#{att.n}", att.verify_ms, [verdict_dict(v) for v in att.verdicts],
