@@ -7,8 +7,10 @@
 
     python scripts/bench_premise.py answers FILE.jsonl [--category false_premise] [--json OUT]
         each item answered by the full pipeline (the site's settings; -o gguf=… for the reader):
-        whether the first sentence confirms the premise, corrects it, or neither; refusals and
-        flags. The premise is the one the pipeline contradicted (its trace), else the first found.
+        whether the answer's first sentence confirms the premise, corrects it, or neither, and the
+        same for the reader's own first sentence (after the lead the pipeline writes when the
+        passages contradict the premise); refusals and flags. The premise is the one the passages
+        contradict, else the first found.
 
 Settings come from instance/config.toml and NISTCHAT_* as for `nistchat`, plus -o KEY=VALUE.
 """
@@ -85,7 +87,8 @@ def answer(rt: Runtime, question: str) -> dict:
             stage = next((s for s in a.trace.get("stages", []) if s.get("name") == "premise"), None)
             out.update(text=a.text, refused=a.refused, flagged=a.flagged, retried=a.retried,
                        premise=stage["items"][0] if stage and stage.get("items") else None,
-                       unsupported=[s.reason for s in a.sentences if not s.supported])
+                       unsupported=[s.reason for s in a.sentences if not s.supported],
+                       drafts=[x["text"] for x in a.attempts], refusal_reason=a.refusal_reason)
         elif isinstance(event, Error):
             out.update(error=f"{event.failure.kind}: {event.failure.message}", text=event.failure.partial)
     out["s"] = round(time.perf_counter() - t, 1)
@@ -102,16 +105,19 @@ def answers(rt: Runtime, path: Path, category: str | None, json_out: Path | None
         target = check.contradicted
         if target is None and check.premises:
             target = premises.Contradiction(check.premises[0], 0, "", "")
-        opening = premises.opening(out.get("text", ""), target) if target and not out.get("refused") else "-"
+        answered = target and not out.get("refused") and not out.get("error")
+        opening = premises.opening(out.get("text", ""), target) if answered else "-"
+        reader = premises.opening(premises.reader_part(out.get("text", ""), check), target) if answered else "-"
         state = "refused" if out.get("refused") else ("error" if out.get("error") else opening)
         tally[state] += 1
+        tally[f"reader {reader}"] += reader != "-"
         tally["flagged"] += bool(out.get("flagged"))
         tally["contradicted"] += check.contradicted is not None
         first = (out.get("text") or "").replace("\n", " ")[:160]
-        print(f"{row['id']:<14}{state:<10}{'flag' if out.get('flagged') else '':<5}{out['s']:>6.1f}s  {first}",
+        print(f"{row['id']:<14}{state:<10}{reader:<10}{'flag' if out.get('flagged') else '':<5}{out['s']:>6.1f}s  {first}",
               flush=True)
         if sink:
-            sink.write(json.dumps({"id": row["id"], "question": row["question"], "opening": state,
+            sink.write(json.dumps({"id": row["id"], "question": row["question"], "opening": state, "reader": reader,
                                    "contradicted": check.to_dict()["contradicted"], **out}) + "\n")
     print(f"{path.name} ({category or 'all'}): {len(rows)} items; " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
     return 0

@@ -1,8 +1,8 @@
 """The answer pipeline: question -> stream of typed events (answer/events.py; docs/api.md).
 
 sources → token… → verdict… → [retry → token… → verdict…] → final, or error at any point.
-Stages: validate, small talk, risk, retrieve, refusal gate, the reader's turn, prompt, generate,
-verify, retry, citations, refusal after generation. Each lands in the trace with its timing, so a
+Stages: validate, small talk, risk, retrieve, premise, refusal gate, the reader's turn, prompt,
+generate, verify, retry, citations, refusal after generation. Each lands in the trace with its timing, so a
 person can see why an answer looks as it does. `Pipeline` is handed every part it uses (the
 retriever, the model registry's typed getters, the reader queue, the small-talk classifier);
 the web layer and the CLI consume `Pipeline.answer`.
@@ -394,21 +394,25 @@ class _Run:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
         messages = build_messages(self.ask or self.question, self.passages, self.history, retry=retry,
-                                  history_chars=self.opts.history_chars, note=self.premise.instruction)
+                                  history_chars=self.opts.history_chars)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")
-        self.partial = []
+        lead = self.premise.lead  # a contradicted premise: the correction opens the answer
+        self.partial = [lead] if lead else []
         pace = self.pipeline.models.pace
         sharing = self.pipeline.queue.snapshot()["serving"]  # with N slots, N prompts are read at once
         limit = pace.first_token_limit(att.prompt_tokens, sharing)
         expected = pace.expected_s(att.prompt_tokens, sharing)
         yield Prefill(att.prompt_tokens, n, round(limit, 1), round(expected, 1) if expected else None)
         t = time.perf_counter()
+        if lead:
+            self.mark_first_token()
+            yield Token(lead, n)
         try:
             for piece in stream_answer(reader, messages, max_tokens=self.opts.max_tokens,
                                        temperature=self.opts.temperature, first_token_s=limit):
-                if not self.partial:
+                if len(self.partial) == bool(lead):
                     att.prefill_ms = _ms(t)
                     pace.observe(att.prompt_tokens, att.prefill_ms / 1000, sharing)
                 self.mark_first_token()
@@ -419,7 +423,8 @@ class _Run:
         att.generate_ms = _ms(t)
         att.text = "".join(self.partial).strip()
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
-        att.dont_know = says_dont_know(att.text) or restates_question(att.text, self.question)
+        written = premise.reader_part(att.text, self.premise)
+        att.dont_know = says_dont_know(written) or restates_question(written, self.question)
         yield from self.check(att)
         return att
 

@@ -72,19 +72,16 @@ def history_window(history: list[dict] | None, limit: int = HISTORY_CHARS) -> st
 
 
 def build_messages(question: str, passages: list[Passage], history: list[dict] | None = None,
-                   *, retry: bool = False, history_chars: int = HISTORY_CHARS, note: str = "") -> list[dict]:
+                   *, retry: bool = False, history_chars: int = HISTORY_CHARS) -> list[dict]:
     """Chat messages for one attempt: the system prompt; the passages (and the conversation so
     far) in delimited blocks; then the question alone in the last message. `retry` adds the
-    citation-forced instruction to the context message; `note` is a line of ours about this
-    question (verification/premise.py: a premise the passages contradict)."""
+    citation-forced instruction to the context message."""
     parts = [f"Context:\n<passages>\n{format_context(passages)}\n</passages>"]
     memory = history_window(history, history_chars)
     if memory:
         parts.append(f"Earlier in this conversation:\n<conversation>\n{neutralise(memory)}\n</conversation>")
     if retry:
         parts.append(RETRY_INSTRUCTION)
-    if note:
-        parts.append(unlabel(note))
     parts.append(QUESTION_FOLLOWS)
     language = answer_language(question)  # the passages are English: say which language to answer in
     ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")

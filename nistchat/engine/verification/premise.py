@@ -4,9 +4,9 @@
 retrieved sentence says the opposite about the same things (a negation over the claim's words,
 or an antonym of one of them: mandatory/voluntary), a small reader still tends to open by
 agreeing and correct itself later, if at all. So the premise is checked here, with strings only
-(no model call, cheap enough for every question): the reader is told what the passages say
-(`PremiseCheck.instruction`), and an answer whose first sentence confirms the contradicted
-premise gets an unsupported verdict (`opening_verdict`), which the usual flag and retry handle.
+(no model call, cheap enough for every question): the answer opens with the passage's sentence
+(`PremiseCheck.lead`), and a reader whose first sentence still confirms the contradicted premise
+gets an unsupported verdict on it (`opening_verdict`), which the usual flag and retry handle.
 
 Only positive claims are checked: a negated premise ("why can't I find X") would need a passage
 that affirms it, and an affirmative sentence sharing a few words is no evidence of that.
@@ -200,13 +200,13 @@ class PremiseCheck:
     contradicted: Contradiction | None = None
 
     @property
-    def instruction(self) -> str:
-        """The line added to the reader's prompt when a premise is contradicted ('' otherwise)."""
+    def lead(self) -> str:
+        """The answer's opening when a premise is contradicted ('' otherwise): "Not quite." and the
+        passage's sentence, quoted and cited, before the reader's text. Written here, not asked of
+        the reader: told to open with the correction, the 0.5B reader restated the premise after
+        a "No," or declined (docs/decisions.md). A quote of the passage verifies as supported."""
         c = self.contradicted
-        if c is None:
-            return ""
-        return (f"The question assumes something passage [{c.passage}] contradicts: it says \"{_quote(c.sentence)}\" "
-                "Begin your answer by correcting that assumption (for example \"No, …\"), then answer.")
+        return "" if c is None else f"Not quite. \"{_quote(c.sentence)}\" [{c.passage}]\n\n"
 
     def to_dict(self) -> dict:
         c = self.contradicted
@@ -247,6 +247,12 @@ _CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|
 OPENINGS = ("confirms", "corrects", "neither")
 
 
+def reader_part(answer: str, premise: PremiseCheck) -> str:
+    """The answer without the premise's lead: what the reader wrote."""
+    lead = premise.lead.rstrip()
+    return answer[len(lead):].lstrip() if lead and answer.startswith(lead) else answer
+
+
 def opening(answer: str, contradicted: Contradiction) -> str:
     """How an answer's first sentence meets a contradicted premise: "corrects" (opens with No, or
     negates or flips the premise's words), "confirms" (opens with Yes, or restates the premise
@@ -270,9 +276,10 @@ def opening(answer: str, contradicted: Contradiction) -> str:
 
 
 def opening_verdict(answer: str, premise: PremiseCheck) -> Verdict | None:
-    """An unsupported verdict on the first sentence when it confirms a premise the passages
-    contradict; None otherwise."""
+    """An unsupported verdict on the reader's first sentence (after the lead) when it confirms a
+    premise the passages contradict; None otherwise."""
     c = premise.contradicted
+    answer = reader_part(answer, premise)
     if c is None or opening(answer, c) != "confirms":
         return None
     first = split_sentences(answer)[0]

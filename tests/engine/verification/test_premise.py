@@ -48,7 +48,7 @@ def test_an_opposite_word_in_a_retrieved_passage_contradicts_the_premise(runtime
     c = result.contradicted
     assert c is not None and c.cue == "mandat/volunt"
     assert "voluntary" in c.sentence.lower()
-    assert f"passage [{c.passage}] contradicts" in result.instruction and c.sentence[:40] in result.instruction
+    assert result.lead.startswith("Not quite.") and c.sentence[:40] in result.lead and f"[{c.passage}]" in result.lead
     assert result.to_dict()["contradicted"]["passage"] == c.passage
 
 
@@ -62,7 +62,7 @@ def test_a_negation_over_the_premises_words_contradicts_it(runtime):
 def test_a_premise_the_passages_bear_out_is_not_contradicted(runtime):
     question = "why does the AI RMF say GOVERN applies to all stages of risk management?"
     result = check(question, runtime.retrieve(question, k=6).passages)
-    assert result.premises and result.contradicted is None and result.instruction == ""
+    assert result.premises and result.contradicted is None and result.lead == ""
 
 
 def test_a_negated_subject_alone_is_no_contradiction(runtime):
@@ -97,4 +97,7 @@ def test_an_opening_that_confirms_a_contradicted_premise_gets_an_unsupported_ver
     assert v is not None and not v.supported and v.text == "AI standards are mandatory for US companies under the plan [1]."
     assert f"passage [{mandatory.contradicted.passage}] contradicts" in v.reason
     assert opening_verdict("No, they are voluntary [1].", mandatory) is None
+    assert opening_verdict(mandatory.lead + "They are voluntary [1].", mandatory) is None  # the lead is not the reader's
+    after_lead = opening_verdict(mandatory.lead + answer, mandatory)
+    assert after_lead is not None and after_lead.text == v.text
     assert opening_verdict(answer, PremiseCheck([Premise("AI standards mandatory", "why")])) is None  # nothing contradicted
