@@ -114,12 +114,13 @@ def answers(rt: Runtime, path: Path, category: str | None, json_out: Path | None
         tally["flagged"] += bool(out.get("flagged"))
         tally["contradicted"] += check.contradicted is not None
         first = (out.get("text") or "").replace("\n", " ")[:160]
-        print(f"{row['id']:<14}{state:<10}{reader:<10}{'flag' if out.get('flagged') else '':<5}{out['s']:>6.1f}s  {first}",
-              flush=True)
+        flag = "flag" if out.get("flagged") else ""
+        print(f"{row['id']:<14}{state:<10}{reader:<10}{flag:<5}{out['s']:>6.1f}s  {first}", flush=True)
         if sink:
             sink.write(json.dumps({"id": row["id"], "question": row["question"], "opening": state, "reader": reader,
                                    "contradicted": check.to_dict()["contradicted"], **out}) + "\n")
-    print(f"{path.name} ({category or 'all'}): {len(rows)} items; " + ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
+    print(f"{path.name} ({category or 'all'}): {len(rows)} items; {counts}")
     return 0
 
 

@@ -41,7 +41,8 @@ _LEAD = re.compile(r"^(?:so|ok(?:ay)?|and|but|well|also|hey|hi|alright|just to c
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|n’t\b", re.IGNORECASE)
 _NOT_NEGATION = re.compile(r"\b(?:not only|whether or not|no matter|not just|if not|no later than|no less than|"
                            r"not necessarily)\b", re.IGNORECASE)  # "not necessarily" hedges, it does not deny
-_CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b",
+                         re.IGNORECASE)
 
 # Pairs of opposite words a premise and a passage use: obligation, degree, frequency, completion.
 # Words whose stem is another common word's are left out ("optional" is "options", "completed"
@@ -119,7 +120,8 @@ def presuppositions(question: str) -> list[Premise]:
         body = _LEAD.sub("", piece)
         fronted = _FRONTED.match(body)
         if fronted:
-            found.append(Premise(_clean(fronted.group("claim")), "fronted"))
+            claim = _clean(fronted.group("claim"))
+            found.append(Premise(claim, "fronted", bool(NEGATION.search(claim))))
             body = body[fronted.end():].strip()
         for form, pattern in (("is_it_true", _IS_IT_TRUE), ("tag", _TAG), ("why", _WHY)):
             m = pattern.match(body)
@@ -129,9 +131,6 @@ def presuppositions(question: str) -> list[Premise]:
                 if len(_WORD.findall(claim)) >= 3:
                     found.append(Premise(claim, form, negated))
                 break
-    for p in list(found):
-        if p.form == "fronted" and NEGATION.search(p.claim):
-            found[found.index(p)] = Premise(p.claim, p.form, True)
     return found
 
 
@@ -182,7 +181,8 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
             if len(about) < min_shared:
                 continue
             flipped = sorted(opposites & words)
-            negated = set().union(*(stems(scope) for scope in _negated_scope(sentence))) & claim - heading - _DOCUMENT_WORDS
+            under = set().union(*(stems(scope) for scope in _negated_scope(sentence)))
+            negated = under & claim - heading - _DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
             cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
@@ -195,7 +195,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
 
 @dataclass
 class PremiseCheck:
-    """The premise stage's result, for the prompt, the checker and the trace."""
+    """The premise stage's result, for the answer's lead, the checker and the trace."""
     premises: list[Premise] = field(default_factory=list)
     contradicted: Contradiction | None = None
 
@@ -244,7 +244,6 @@ _CORRECTS = re.compile(r"^\W*(?:no\b|not\b|nope\b|actually\b|in fact\b|contrary\
                        r"this is not|it is not|it's not|incorrect\b|false\b)", re.IGNORECASE)
 _CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|correct|true)|indeed\b|"
                        r"true\b|exactly\b|absolutely\b)", re.IGNORECASE)
-OPENINGS = ("confirms", "corrects", "neither")
 
 
 def reader_part(answer: str, premise: PremiseCheck) -> str:

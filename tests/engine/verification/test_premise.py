@@ -94,10 +94,13 @@ def test_the_opening_sentence_is_told_apart(mandatory, answer, expected):
 def test_an_opening_that_confirms_a_contradicted_premise_gets_an_unsupported_verdict(mandatory):
     answer = "AI standards are mandatory for US companies under the plan [1]. Companies must comply."
     v = opening_verdict(answer, mandatory)
-    assert v is not None and not v.supported and v.text == "AI standards are mandatory for US companies under the plan [1]."
+    assert v is not None and not v.supported
+    assert v.text == "AI standards are mandatory for US companies under the plan [1]."
     assert f"passage [{mandatory.contradicted.passage}] contradicts" in v.reason
     assert opening_verdict("No, they are voluntary [1].", mandatory) is None
-    assert opening_verdict(mandatory.lead + "They are voluntary [1].", mandatory) is None  # the lead is not the reader's
+    # the lead is not the reader's: its first sentence is the one after it
+    assert opening_verdict(mandatory.lead + "They are voluntary [1].", mandatory) is None
     after_lead = opening_verdict(mandatory.lead + answer, mandatory)
     assert after_lead is not None and after_lead.text == v.text
-    assert opening_verdict(answer, PremiseCheck([Premise("AI standards mandatory", "why")])) is None  # nothing contradicted
+    nothing_contradicted = PremiseCheck([Premise("AI standards mandatory", "why")])
+    assert opening_verdict(answer, nothing_contradicted) is None
