@@ -1,8 +1,8 @@
 """The answer pipeline: question -> stream of typed events (answer/events.py; docs/api.md).
 
 sources → token… → verdict… → [retry → token… → verdict…] → final, or error at any point.
-Stages: validate, small talk, risk, retrieve, refusal gate, the reader's turn, prompt, generate,
-verify, retry, citations, refusal after generation. Each lands in the trace with its timing, so a
+Stages: validate, small talk, risk, retrieve, premise, refusal gate, the reader's turn, prompt,
+generate, verify, retry, citations, refusal after generation. Each lands in the trace with its timing, so a
 person can see why an answer looks as it does. `Pipeline` is handed every part it uses (the
 retriever, the model registry's typed getters, the reader queue, the small-talk classifier);
 the web layer and the CLI consume `Pipeline.answer`.
@@ -24,7 +24,7 @@ from ..retrieval import Retriever
 from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
-from ..verification import citations
+from ..verification import citations, premise
 from ..verification.verify import (count_mismatch, restates_question, says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences)
 from . import refusal
@@ -208,6 +208,7 @@ class _Run:
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
         self.ask = ""  # what the reader is asked when not the question as typed (a turn acting on the last answer)
+        self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
 
     @property
     def strict(self) -> bool:
@@ -300,6 +301,7 @@ class _Run:
         self.passages = retrieval.passages
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
+        self.premise = premise.traced(self.question, self.passages, self.trace)
         yield Sources(self.passages, self.risk.level, self.searched_for)
         return retrieval
 
@@ -396,17 +398,21 @@ class _Run:
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")
-        self.partial = []
+        lead = self.premise.lead  # a contradicted premise: the correction opens the answer
+        self.partial = [lead] if lead else []
         pace = self.pipeline.models.pace
         sharing = self.pipeline.queue.snapshot()["serving"]  # with N slots, N prompts are read at once
         limit = pace.first_token_limit(att.prompt_tokens, sharing)
         expected = pace.expected_s(att.prompt_tokens, sharing)
         yield Prefill(att.prompt_tokens, n, round(limit, 1), round(expected, 1) if expected else None)
         t = time.perf_counter()
+        if lead:
+            self.mark_first_token()
+            yield Token(lead, n)
         try:
             for piece in stream_answer(reader, messages, max_tokens=self.opts.max_tokens,
                                        temperature=self.opts.temperature, first_token_s=limit):
-                if not self.partial:
+                if len(self.partial) == bool(lead):
                     att.prefill_ms = _ms(t)
                     pace.observe(att.prompt_tokens, att.prefill_ms / 1000, sharing)
                 self.mark_first_token()
@@ -417,7 +423,8 @@ class _Run:
         att.generate_ms = _ms(t)
         att.text = "".join(self.partial).strip()
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
-        att.dont_know = says_dont_know(att.text) or restates_question(att.text, self.question)
+        written = premise.reader_part(att.text, self.premise)
+        att.dont_know = says_dont_know(written) or restates_question(written, self.question)
         yield from self.check(att)
         return att
 
@@ -454,6 +461,10 @@ class _Run:
         if mismatch is not None:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)
+        agrees = None if att.dont_know else premise.opening_verdict(att.text, self.premise)
+        if agrees is not None:  # it replaces the sentence's own verdict: agreeing is what is wrong with it
+            att.verdicts = [v for v in att.verdicts if v.text != agrees.text] + [agrees]
+            yield Checked(agrees, att.n)
         att.verify_ms = _ms(t)
         passed, failed = support_counts(att.verdicts)
         self.trace.add(f"verify#{att.n}", att.verify_ms, [verdict_dict(v) for v in att.verdicts],

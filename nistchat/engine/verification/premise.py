@@ -1,0 +1,286 @@
+"""A question's premise checked against the passages before the reader writes.
+
+"X is mandatory, right?", "since X, …", "why is X required …" take a claim for granted. When a
+retrieved sentence says the opposite about the same things (a negation over the claim's words,
+or an antonym of one of them: mandatory/voluntary), a small reader still tends to open by
+agreeing and correct itself later, if at all. So the premise is checked here, with strings only
+(no model call, cheap enough for every question): the answer opens with the passage's sentence
+(`PremiseCheck.lead`), and a reader whose first sentence still confirms the contradicted premise
+gets an unsupported verdict on it (`opening_verdict`), which the usual flag and retry handle.
+
+Only positive claims are checked: a negated premise ("why can't I find X") would need a passage
+that affirms it, and an affirmative sentence sharing a few words is no evidence of that.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from ..text import split_sentences
+from ..types import Passage, Trace, Verdict
+from ..vocabulary import CLAIM_STOPWORDS
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+# A statement with a tag asking for agreement: "X, right?", "X, correct?", "X, yeah?"
+_TAG = re.compile(r"^(?P<claim>.+?)[\s,;:-]+(?:right|correct|yeah|yes|true|no|ok|isn'?t (?:it|that so)|"
+                  r"aren'?t (?:they|we)|don'?t (?:we|they)|doesn'?t (?:it|he|she)|is that (?:right|correct|true)|"
+                  r"am i right|innit)\s*\?+\s*$", re.IGNORECASE)
+# "is it true (that) X?", "isn't it the case that X?"
+_IS_IT_TRUE = re.compile(r"^(?:is it (?:true|the case|correct|right)|isn'?t it (?:true|the case))\s+(?:that\s+)?"
+                         r"(?P<claim>.+?)\s*\?*\s*$", re.IGNORECASE)
+# A fronted reason: "since X, …", "because X, …", "given that X, …"
+_FRONTED = re.compile(r"^(?:since|because|given (?:that)?|seeing (?:as|that)|now that)\s+(?P<claim>[^,;?]{8,}?)\s*[,;]",
+                      re.IGNORECASE)
+# "why is/does/must X …", "how come X …": the rest is taken for granted
+_WHY = re.compile(r"^(?:why|how come)\s+(?:(?P<aux>is|are|was|were|does|do|did|has|have|had|must|should|can|"
+                  r"would|will)(?P<neg>n'?t)?\s+)?(?P<claim>.+?)\s*\?*\s*$", re.IGNORECASE)
+_LEAD = re.compile(r"^(?:so|ok(?:ay)?|and|but|well|also|hey|hi|alright|just to confirm|to confirm)[\s,:;-]+",
+                   re.IGNORECASE)
+
+NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|n’t\b", re.IGNORECASE)
+_NOT_NEGATION = re.compile(r"\b(?:not only|whether or not|no matter|not just|if not|no later than|no less than|"
+                           r"not necessarily)\b", re.IGNORECASE)  # "not necessarily" hedges, it does not deny
+_CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b",
+                         re.IGNORECASE)
+
+# Pairs of opposite words a premise and a passage use: obligation, degree, frequency, completion.
+# Words whose stem is another common word's are left out ("optional" is "options", "completed"
+# "complex", "considerable" "consider"), and so are modal verbs ("must", "should"): a claim uses
+# them in passing ("the tolerance each organization must use") more often than it asserts them.
+_OPPOSITE_WORDS = (
+    ("mandatory required compulsory obligatory binding", "voluntary nonbinding discretionary"),
+    ("major significant substantial huge", "minimal negligible marginal slight"),
+    ("always", "never rarely sometimes"),
+    ("final finished", "draft preliminary"),
+)
+# Question-side words that carry no claim (the tag, the asker, the conversation).
+_QUESTION_NOISE = frozenset("""we us our i me my you your basically just really actually still need needs
+have has got get gets want wants right correct yeah yes ok okay true so like bunch lot lots kind sort""".split())
+
+
+def stem(word: str) -> str:
+    """A crude stem that lets "templates" meet "template" and "attackers" meet "attack": the first
+    six letters of a long word, a short word without its plural s."""
+    word = word.lower().replace("'", "").replace("’", "")
+    if len(word) > 6:
+        return word[:6]
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+# Words by which a claim names the document it is about: like the heading's words, they say what
+# a sentence is about, not what it denies ("… is not within the scope of this report").
+_DOCUMENT_WORDS = frozenset(stem(w) for w in """report document framework publication plan profile paper
+guidance guide nist""".split())
+
+
+_OPPOSITES = tuple(({stem(w) for w in a.split()}, {stem(w) for w in b.split()}) for a, b in _OPPOSITE_WORDS)
+
+
+def stems(text: str, noise: frozenset[str] = frozenset()) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in CLAIM_STOPWORDS and w not in noise}
+
+
+def _opposite(word_stem: str) -> set[str]:
+    for a, b in _OPPOSITES:
+        if word_stem in a:
+            return b
+        if word_stem in b:
+            return a
+    return set()
+
+
+@dataclass(frozen=True)
+class Premise:
+    """What a question takes for granted, as the words of a statement; `form` says which shape
+    of question it came from (tag, is-it-true, fronted, why)."""
+    claim: str
+    form: str
+    negated: bool = False  # "why can't I …": not checked (see the module's docstring)
+
+
+# A second question joined to the premise: "why is X required, and what happens if …"
+_JOINED = re.compile(r",?\s+(?:and|or|but|so)\s+(?:what|how|why|when|where|who|which|whom|whose|is|are|do|does|did|"
+                     r"can|could|should|will|would)\b.*$", re.IGNORECASE)
+
+
+def _clean(claim: str) -> str:
+    claim = _JOINED.sub("", _LEAD.sub("", claim.strip()))
+    return claim.strip(" ,;:-")
+
+
+def presuppositions(question: str) -> list[Premise]:
+    """The claims a question takes for granted, in question order; [] for an ordinary question
+    ("what does X say about Y?", "does X require Y?", which ask rather than assume)."""
+    found: list[Premise] = []
+    text = " ".join((question or "").split())
+    # each ?-terminated piece separately: "X, right? where do I get it" has a tag and a request
+    pieces = [p.strip() for p in re.findall(r"[^?]+\?*", text) if p.strip()]
+    for piece in pieces:
+        body = _LEAD.sub("", piece)
+        fronted = _FRONTED.match(body)
+        if fronted:
+            claim = _clean(fronted.group("claim"))
+            found.append(Premise(claim, "fronted", bool(NEGATION.search(claim))))
+            body = body[fronted.end():].strip()
+        for form, pattern in (("is_it_true", _IS_IT_TRUE), ("tag", _TAG), ("why", _WHY)):
+            m = pattern.match(body)
+            if m:
+                claim = _clean(m.group("claim"))
+                negated = bool(m.groupdict().get("neg")) or bool(NEGATION.search(claim))
+                if len(_WORD.findall(claim)) >= 3:
+                    found.append(Premise(claim, form, negated))
+                break
+    return found
+
+
+@dataclass
+class Contradiction:
+    """Where the passages say the opposite of a premise: passage `passage` (1-based), the sentence,
+    the cue ("not" or "mandatory/voluntary") and the premise's words it shares."""
+    premise: Premise
+    passage: int
+    sentence: str
+    cue: str
+    shared: list[str] = field(default_factory=list)
+
+
+def _negated_scope(sentence: str) -> list[str]:
+    """The stretches of a sentence under a negation: from the negation to the end of its clause."""
+    text = _NOT_NEGATION.sub(" ", sentence)
+    scopes = []
+    for m in NEGATION.finditer(text):
+        rest = text[m.end():]
+        end = _CLAUSE_END.search(rest)
+        scopes.append(rest[:end.start()] if end else rest)
+    return scopes
+
+
+def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2) -> Contradiction | None:
+    """The passage sentence that best contradicts a positive premise, or None.
+
+    A sentence is about the premise when it shares at least `min_shared` of its content words,
+    its passage's heading counting too ("the AI RMF is mandatory" against "Be … voluntary" under
+    "Attributes of the AI RMF"). It contradicts when it uses an opposite word (mandatory/voluntary)
+    or negates, within a clause, a word of the premise that is not the heading's ("does not
+    prescribe profile templates"; "JTC 21 has not published any standards": the subject alone
+    under a negation, "… should not be used without SP 800-218", says nothing about the claim).
+    The best has the most negated words (an opposite word counts two), then the most shared ones."""
+    if premise.negated:
+        return None
+    claim = stems(premise.claim, _QUESTION_NOISE)
+    if len(claim) < 2:
+        return None
+    opposites = {o for s in claim for o in _opposite(s)}
+    best: tuple[tuple[int, int], Contradiction] | None = None
+    for n, p in enumerate(passages, 1):
+        heading = stems(f"{p.doc} {p.title} {p.section}")
+        for sentence in split_sentences(p.text, "plain"):
+            words = stems(sentence)
+            about = claim & (words | heading)
+            if len(about) < min_shared:
+                continue
+            flipped = sorted(opposites & words)
+            under = set().union(*(stems(scope) for scope in _negated_scope(sentence)))
+            negated = under & claim - heading - _DOCUMENT_WORDS
+            if not (flipped or negated):
+                continue
+            cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
+                if flipped else "not"
+            rank = (len(negated) + 2 * bool(flipped), len(about))
+            if best is None or rank > best[0]:
+                best = (rank, Contradiction(premise, n, " ".join(sentence.split()), cue, sorted(about)))
+    return best[1] if best else None
+
+
+@dataclass
+class PremiseCheck:
+    """The premise stage's result, for the answer's lead, the checker and the trace."""
+    premises: list[Premise] = field(default_factory=list)
+    contradicted: Contradiction | None = None
+
+    @property
+    def lead(self) -> str:
+        """The answer's opening when a premise is contradicted ('' otherwise): "Not quite." and the
+        passage's sentence, quoted and cited, before the reader's text. Written here, not asked of
+        the reader: told to open with the correction, the 0.5B reader restated the premise after
+        a "No," or declined (docs/decisions.md). A quote of the passage verifies as supported."""
+        c = self.contradicted
+        return "" if c is None else f"Not quite. \"{_quote(c.sentence)}\" [{c.passage}]\n\n"
+
+    def to_dict(self) -> dict:
+        c = self.contradicted
+        return {"premises": [asdict(p) for p in self.premises],
+                "contradicted": None if c is None else {"claim": c.premise.claim, "passage": c.passage,
+                                                        "sentence": c.sentence, "cue": c.cue, "shared": c.shared}}
+
+
+def _quote(sentence: str, limit: int = 300) -> str:
+    text = " ".join(sentence.replace('"', "'").split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def check(question: str, passages: list[Passage]) -> PremiseCheck:
+    """The question's premises and the first one the passages contradict."""
+    found = presuppositions(question)
+    for premise in found:
+        hit = contradiction(premise, passages)
+        if hit is not None:
+            return PremiseCheck(found, hit)
+    return PremiseCheck(found)
+
+
+def traced(question: str, passages: list[Passage], trace: Trace) -> PremiseCheck:
+    """`check`, timed into the answer's trace as the "premise" stage (what was assumed, what said otherwise)."""
+    with trace.timed("premise") as stage:
+        result = check(question, passages)
+        stage.items.append(result.to_dict())
+        if result.contradicted is not None:
+            stage.note = f"passage [{result.contradicted.passage}] contradicts the question's premise"
+    return result
+
+
+_CORRECTS = re.compile(r"^\W*(?:no\b|not\b|nope\b|actually\b|in fact\b|contrary\b|that is not|that's not|"
+                       r"this is not|it is not|it's not|incorrect\b|false\b)", re.IGNORECASE)
+_CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|correct|true)|indeed\b|"
+                       r"true\b|exactly\b|absolutely\b)", re.IGNORECASE)
+
+
+def reader_part(answer: str, premise: PremiseCheck) -> str:
+    """The answer without the premise's lead: what the reader wrote."""
+    lead = premise.lead.rstrip()
+    return answer[len(lead):].lstrip() if lead and answer.startswith(lead) else answer
+
+
+def opening(answer: str, contradicted: Contradiction) -> str:
+    """How an answer's first sentence meets a contradicted premise: "corrects" (opens with No, or
+    negates or flips the premise's words), "confirms" (opens with Yes, or restates the premise
+    with its polarity: half its content words, no negation, no opposite word), else "neither"."""
+    sentences = split_sentences(answer or "")
+    if not sentences:
+        return "neither"
+    first = sentences[0]
+    if _CONFIRMS.match(first):
+        return "confirms"
+    if _CORRECTS.match(first):
+        return "corrects"
+    claim = stems(contradicted.premise.claim, _QUESTION_NOISE)
+    words = stems(first)
+    flipped = {o for s in claim for o in _opposite(s)} & words
+    if flipped or any(claim & stems(scope) for scope in _negated_scope(first)):
+        return "corrects"
+    if claim and len(claim & words) >= max(2, (len(claim) + 1) // 2) and not NEGATION.search(first):
+        return "confirms"
+    return "neither"
+
+
+def opening_verdict(answer: str, premise: PremiseCheck) -> Verdict | None:
+    """An unsupported verdict on the reader's first sentence (after the lead) when it confirms a
+    premise the passages contradict; None otherwise."""
+    c = premise.contradicted
+    answer = reader_part(answer, premise)
+    if c is None or opening(answer, c) != "confirms":
+        return None
+    first = split_sentences(answer)[0]
+    return Verdict(first, False, None,
+                   f"agrees with what the question assumes, which passage [{c.passage}] contradicts")

@@ -1,0 +1,56 @@
+"""A premise the passages contradict, through the real pipeline (real index, embedder and gate):
+the answer opens with the passage's sentence, the trace shows it, and a reader that opens by
+agreeing is flagged. The reader is test_pipeline.py's named test double with a fixed text, so its
+opening is known (the real 0.5B reader's openings are measured in docs/decisions.md)."""
+from __future__ import annotations
+
+import pytest
+
+from nistchat.config import AnswerSettings
+from tests.engine.answer.test_pipeline import ScriptedReader, rt, run, use_reader  # noqa: F401  (rt is a fixture)
+
+QUESTION = "why are AI standards mandatory for US companies under the global engagement plan?"
+
+
+@pytest.fixture
+def fixed(rt, monkeypatch):  # noqa: F811
+    """`rt` with string checks only (no judge calls) and the default passage budget: `rt`'s short
+    one trims the passages to the question's own words, and the sentence that contradicts a
+    premise is the one that does not repeat them."""
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
+    monkeypatch.setattr(rt.settings.answer, "context_tokens", AnswerSettings().context_tokens)
+    return rt
+
+
+def premise_stage(final: dict) -> dict:
+    (stage,) = [s for s in final["trace"]["stages"] if s["name"] == "premise"]
+    return stage
+
+
+def test_an_opening_that_agrees_with_a_contradicted_premise_is_flagged(fixed):
+    rt = fixed
+    agrees = "AI standards are mandatory for US companies under the plan [1]. The plan lists them."
+    use_reader(rt, ScriptedReader(agrees, "agrees with the premise"))
+    final = run(rt, QUESTION)[0][-1].to_dict()
+    stage = premise_stage(final)
+    contradicted = stage["items"][0]["contradicted"]
+    assert contradicted and "voluntary" in contradicted["sentence"].lower()
+    assert f"passage [{contradicted['passage']}] contradicts" in stage["note"]
+    assert final["answer"].startswith(f"Not quite. \"{contradicted['sentence'][:40]}")
+    assert final["answer"].endswith(agrees)  # the reader's text follows the lead whole
+    assert final["flagged"] and not final["refused"]
+    marked = [s for s in final["sentences"] if not s["supported"]]
+    assert [s["text"] for s in marked] == ["AI standards are mandatory for US companies under the plan [1]."]
+    assert "contradicts" in marked[0]["reason"]
+
+    use_reader(rt, ScriptedReader("No. Under the plan, standards are adopted on a voluntary basis [1].", "corrects it"))
+    final = run(rt, QUESTION)[0][-1].to_dict()
+    assert not any("contradicts" in s["reason"] for s in final["sentences"])
+
+
+def test_an_ordinary_question_gets_no_lead(fixed):
+    rt = fixed
+    use_reader(rt, ScriptedReader("GOVERN cultivates a culture of risk management [1].", "an ordinary answer"))
+    final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()
+    assert premise_stage(final)["items"] == [{"premises": [], "contradicted": None}]
+    assert final["answer"] == "GOVERN cultivates a culture of risk management [1]."

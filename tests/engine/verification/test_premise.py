@@ -1,0 +1,106 @@
+"""The premise check: what a question takes for granted, checked against passages the real index
+retrieves from the real corpus, and the verdict on an answer that opens by agreeing with it."""
+from __future__ import annotations
+
+import pytest
+
+from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
+                                                   opening_verdict, presuppositions)
+
+
+@pytest.mark.parametrize("question, form, claim", [
+    ("so the GenAI profile makes red-teaming a legal requirement, right?", "tag",
+     "the GenAI profile makes red-teaming a legal requirement"),
+    ("The SSDF profile replaces SP 800-218, correct? which one do we follow", "tag",
+     "The SSDF profile replaces SP 800-218"),
+    ("is it true that the monitoring report ranks vendors?", "is_it_true", "the monitoring report ranks vendors"),
+    ("why is the critical infrastructure profile already final, and when was it published?", "why",
+     "the critical infrastructure profile already final"),
+    ("since the AI RMF is a law, what are the penalties?", "fronted", "the AI RMF is a law"),
+])
+def test_each_form_of_question_yields_the_claim_it_takes_for_granted(question, form, claim):
+    found = presuppositions(question)
+    assert (found[0].form, found[0].claim, found[0].negated) == (form, claim, False)
+
+
+@pytest.mark.parametrize("question", [
+    "What does the MAP function do?",
+    "does the AI RMF prescribe a risk tolerance?",
+    "How many projects does SC 42 have in progress?",
+    "which attacks does the adversarial ML report cover for generative AI",
+    "list the GenAI profile's twelve risks",
+    "can you explain evasion vs poisoning",
+])
+def test_an_ordinary_question_takes_nothing_for_granted(question):
+    assert presuppositions(question) == []
+
+
+def test_a_negated_premise_is_found_but_not_checked(runtime):
+    question = "why can't the AI RMF be used by small companies?"
+    (found,) = presuppositions(question)
+    assert found.negated
+    assert contradiction(found, runtime.retrieve(question, k=6).passages) is None
+
+
+def test_an_opposite_word_in_a_retrieved_passage_contradicts_the_premise(runtime):
+    question = "why are AI standards mandatory for US companies under the global engagement plan?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    c = result.contradicted
+    assert c is not None and c.cue == "mandat/volunt"
+    assert "voluntary" in c.sentence.lower()
+    assert result.lead.startswith("Not quite.") and c.sentence[:40] in result.lead and f"[{c.passage}]" in result.lead
+    assert result.to_dict()["contradicted"]["passage"] == c.passage
+
+
+def test_a_negation_over_the_premises_words_contradicts_it(runtime):
+    question = "so the AI RMF prescribes the risk tolerance each organization must use, right?"
+    c = check(question, runtime.retrieve(question, k=6).passages).contradicted
+    assert c is not None and c.cue == "not"
+    assert "does not prescribe risk tolerance" in c.sentence
+
+
+def test_a_premise_the_passages_bear_out_is_not_contradicted(runtime):
+    question = "why does the AI RMF say GOVERN applies to all stages of risk management?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.premises and result.contradicted is None and result.lead == ""
+
+
+def test_a_negated_subject_alone_is_no_contradiction(runtime):
+    """ "… should not be used without SP 800-218" negates the document's name, not the claim."""
+    question = "so SP 800-218A lists the practices for AI model development, right?"
+    assert check(question, runtime.retrieve(question, k=6).passages).contradicted is None
+
+
+@pytest.fixture(scope="module")
+def mandatory(runtime) -> PremiseCheck:
+    question = "why are AI standards mandatory for US companies under the global engagement plan?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.contradicted is not None
+    return result
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("Yes, under the plan AI standards are mandatory for companies [1].", "confirms"),
+    ("AI standards are mandatory for US companies because the plan requires them [2]. Fines apply.", "confirms"),
+    ("No. The plan says standards are adopted on a voluntary basis [1].", "corrects"),
+    ("They are voluntary: standards are typically adopted on a voluntary basis [1].", "corrects"),
+    ("AI standards are not mandatory for companies under the plan [1].", "corrects"),
+    ("The plan describes how the US engages in international standards bodies [3].", "neither"),
+])
+def test_the_opening_sentence_is_told_apart(mandatory, answer, expected):
+    assert opening(answer, mandatory.contradicted) == expected
+
+
+def test_an_opening_that_confirms_a_contradicted_premise_gets_an_unsupported_verdict(mandatory):
+    answer = "AI standards are mandatory for US companies under the plan [1]. Companies must comply."
+    v = opening_verdict(answer, mandatory)
+    assert v is not None and not v.supported
+    assert v.text == "AI standards are mandatory for US companies under the plan [1]."
+    assert f"passage [{mandatory.contradicted.passage}] contradicts" in v.reason
+    assert opening_verdict("No, they are voluntary [1].", mandatory) is None
+    # the lead is not the reader's: its first sentence is the one after it
+    assert opening_verdict(mandatory.lead + "They are voluntary [1].", mandatory) is None
+    after_lead = opening_verdict(mandatory.lead + answer, mandatory)
+    assert after_lead is not None and after_lead.text == v.text
+    nothing_contradicted = PremiseCheck([Premise("AI standards mandatory", "why")])
+    assert opening_verdict(answer, nothing_contradicted) is None
