@@ -26,17 +26,23 @@ from ..errors import BackendError
 from ..text import neutralise
 from .rewrite import until
 
-# Function words frequent in questions and rare in English ones.
+# Function words frequent in questions and rare in English ones (no word in two of the lists but the
+# few the three share, so a tie is rare).
 _WORDS = {
     "Spanish": {"el", "los", "las", "del", "que", "qué", "cuál", "cuáles", "cómo", "cuántos", "cuántas", "dónde",
                 "por", "para", "una", "es", "son", "se", "con", "ellas", "ellos", "sobre", "y", "pero", "también",
-                "puedes", "dice", "hay", "según"},
+                "puedes", "dice", "hay", "según", "cuándo", "quién", "quiénes", "debe", "deben", "puede", "pueden",
+                "tiene", "tienen", "nuestro", "nuestra", "esto", "esta", "este", "estos", "esos", "esas", "más",
+                "porque", "al", "lo", "su", "sus", "mi"},
     "German": {"der", "die", "das", "den", "dem", "des", "und", "ist", "sind", "was", "wie", "welche", "welcher",
                "wer", "warum", "gibt", "es", "ein", "eine", "einen", "mir", "du", "ich", "im", "zum", "zur", "mit",
-               "nicht", "auch", "kannst", "darin", "viele", "waren", "hat", "für"},
+               "nicht", "auch", "kannst", "darin", "viele", "waren", "hat", "für", "haben", "werden", "wird", "kann",
+               "können", "soll", "sollen", "muss", "müssen", "von", "zu", "oder", "bei", "nach", "über", "wir",
+               "uns", "unser", "unsere", "welches", "wann", "wo", "dass", "keine", "bitte", "nochmal"},
     "French": {"le", "la", "les", "des", "du", "est", "sont", "que", "qui", "quel", "quelle", "quels", "quelles",
                "comment", "pourquoi", "une", "et", "avec", "pour", "dans", "sur", "ce", "cette", "svp", "il", "elle",
-               "vous", "peux", "combien", "où"},
+               "vous", "peux", "combien", "où", "quoi", "qu", "au", "aux", "ou", "leur", "leurs", "nous", "notre",
+               "nos", "doit", "doivent", "peut", "peuvent", "être", "ont", "cela", "ça", "ces", "mon", "mes"},
 }
 _ENGLISH = {"the", "what", "which", "is", "are", "does", "do", "how", "why", "who", "and", "of", "in", "for", "it",
             "this", "that", "to", "about", "can", "say", "me", "with"}
@@ -96,12 +102,14 @@ class Translator:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return Translation(language, self._cache[key], "cached")
-        start = time.perf_counter()
         with self.queue.borrow() as lent:
             if not lent:
                 return Translation(language, "", "busy", 0.0, "the reader is answering: searched as written")
+            start = time.perf_counter()
             try:
-                stream = self.reader().stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
+                reader = self.reader()  # loading it is no loss: the answer needs it next
+                start = time.perf_counter()  # so the deadline is the translation's own
+                stream = reader.stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
                 pieces, status = until(stream, start + settings.deadline_s)
             except BackendError as exc:
                 return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
