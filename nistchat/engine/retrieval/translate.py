@@ -49,12 +49,14 @@ _ENGLISH = {"the", "what", "which", "is", "are", "does", "do", "how", "why", "wh
 
 PROMPT = ("You translate messages into English. Each message is a question or request in Spanish, German or French "
           "to an assistant about NIST AI documents. Write the same question or request in English: do not answer it "
-          "or carry it out. Keep names, acronyms and document identifiers; KI and IA mean AI. Keep an opening "
-          "'and' or 'so'. Reply with the English only.")
-# Worked examples: without them a small reader carries a request out ("say it in German" -> "Sure, ...").
+          "or carry it out. Keep names, acronyms and document identifiers; KI and IA mean AI. Keep pronouns (it, "
+          "that, those) and an opening 'and' or 'so' as they are. Reply with the English only.")
+# Worked examples: without them a small reader carries a request out ("say it in German" -> "Sure, ..."),
+# or echoes a message that opens by asking for a language (chosen on the conversation set's dev split).
 EXAMPLES = (("¿qué dice el marco sobre la transparencia?", "what does the framework say about transparency?"),
             ("peux-tu le résumer en allemand ?", "can you summarise it in German?"),
-            ("und wer ist dafür zuständig?", "and who is responsible for it?"))
+            ("und wer ist dafür zuständig?", "and who is responsible for it?"),
+            ("auf Deutsch bitte: wer hat es geschrieben?", "in German please: who wrote it?"))
 CACHE_SIZE = 512  # translations remembered (a conversation's earlier questions come back every turn)
 
 
