@@ -56,6 +56,7 @@ PROMPT = ("You translate messages into English. Each message is a question or re
 EXAMPLES = (("¿qué dice el marco sobre la transparencia?", "what does the framework say about transparency?"),
             ("peux-tu le résumer en allemand ?", "can you summarise it in German?"),
             ("und wer ist dafür zuständig?", "and who is responsible for it?"),
+            ("quels risques y sont décrits ?", "which risks are described in it?"),
             ("auf Deutsch bitte: wer hat es geschrieben?", "in German please: who wrote it?"))
 CACHE_SIZE = 512  # translations remembered (a conversation's earlier questions come back every turn)
 
@@ -118,6 +119,8 @@ class Translator:
                                    f"{exc.kind}: {exc.message}: searched as written")
         ms = (time.perf_counter() - start) * 1000
         english = clean("".join(pieces))
+        if text == text.lower():  # typed in lower case: capitals it lacks would read as acronyms (query.py)
+            english = english.lower()
         if status != "done":  # half a question searches worse than the whole one as written
             return Translation(language, "", status, ms, "no whole translation by the deadline: searched as written")
         if not english or typed_language(english):
