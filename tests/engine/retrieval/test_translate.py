@@ -80,6 +80,13 @@ def test_a_question_in_another_language_is_searched_in_english_and_the_trace_say
     assert not missing_evidence(EVIDENCE, [p.text for p in r.passages])  # the English finds it ...
     assert missing_evidence(EVIDENCE, [p.text for p in as_written.passages])  # ... the Spanish alone does not
     assert as_written.english == "" and "searched as written (off" in as_written.trace.stage("translate").note
+    # a follow-up in English leans on the earlier question as translated (remembered: no reader call)
+    follow = runtime.retrieve("and which of them is hardest to measure?",
+                              history=[{"role": "user", "content": SPANISH}, {"role": "assistant", "content": "..."}])
+    stage = follow.trace.stage("translate")
+    assert follow.english == "" and [i["status"] for i in stage.items] == ["english", "cached"]
+    assert stage.note == "searched in English; 1 earlier question(s) of the conversation in English"
+    assert follow.followup.question.startswith(r.english)
 
 
 def test_the_gate_judges_a_translated_question_by_its_english_and_an_untranslated_one_by_no_words(runtime):
