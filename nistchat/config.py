@@ -95,6 +95,15 @@ class RewriteSettings:
 
 
 @dataclass
+class TranslateSettings:
+    """A question typed in Spanish, German or French searched as the reader's English translation
+    (retrieval/translate.py), when the reader is idle."""
+    enabled: bool = setting(True, "translate such questions for the search (off: searched as written)")
+    max_tokens: int = setting(64, "longest translation", minimum=8)
+    deadline_s: float = setting(8.0, "no whole translation by then: searched as written", minimum=0.1)
+
+
+@dataclass
 class RetrievalSettings:
     dense_depth: int = setting(50, "children taken from FAISS (without the second embedder)", minimum=1)
     bm25_depth: int = setting(50, "children taken from BM25 (without the second embedder)", minimum=1)
@@ -120,6 +129,7 @@ class RetrievalSettings:
     weighted_budget: bool = setting(True, "share the context budget by evidence weight (off: equal shares)")
     trace_depth: int = setting(30, "candidates per stage kept in the trace", minimum=1)
     rewrite: RewriteSettings = section(RewriteSettings, "query rewriting with the local reader")
+    translate: TranslateSettings = section(TranslateSettings, "questions in other languages searched in English")
 
 
 @dataclass

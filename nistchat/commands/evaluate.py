@@ -172,7 +172,9 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
               help="Answer every turn with the reader, the real earlier answers as the history: adds the key-term "
                    "share and the refusals (minutes per conversation on a CPU).")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N conversations of each set.")
-def conversations(spec, k, overrides, as_json, no_store, note, answers, limit) -> None:
+@click.option("--languages", is_flag=True, help="Only the other-language turns, each as written and in English, "
+                                                "per ranked list (not stored).")
+def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, languages) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
     evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side.
@@ -191,6 +193,9 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit) -
     with friendly_errors():
         runtime.index  # noqa: B018 - a missing index is one clear line, before anything runs
         pipeline = runtime.pipeline
+        if languages:
+            _languages(runtime, pipeline, sets, paths, k, as_json)
+            return
         if answers:
             progress = lambda r: click.echo(f"  {r.id} [{r.kind}] hit={int(r.hit)} terms={r.key_terms:.2f}"  # noqa: E731
                                             f"{' refused' if r.refused else ''}", err=True)
@@ -216,6 +221,24 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit) -
     click.echo(format_table(reports))
     if run_id:
         click.echo(f"\nstored as run {run_id} (conversations): `nistchat eval runs`, /evals/{run_id}")
+
+
+def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool) -> None:
+    """`eval conversations --languages`: other-language turns against their English (evaluation/languages.py)."""
+    from ..engine.evaluation import format_languages, run_languages
+
+    reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse)
+               for name, convs in sets.items()}
+    if as_json:
+        print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()},
+                    "summaries": {n: r.summary() for n, r in reports.items()},
+                    "turns": {n: [{"id": t.id, "question": t.question, "english": t.english, "hit": t.hit,
+                                   "hit_english": t.hit_english, "searched_for": t.searched, "refused": t.refused}
+                                  for t in r.turns] for n, r in reports.items()}})
+        return
+    for name, path in paths.items():
+        click.echo(f"{name} set: {path}")
+    click.echo(format_languages(reports))
 
 
 def _ablate(runtime, spec: str, k: int, as_json: bool) -> None:

@@ -72,7 +72,7 @@ class Runtime:
     @property
     def retriever(self):
         from .index import SecondDense
-        from .retrieval import Retriever, Rewriter
+        from .retrieval import Retriever, Rewriter, Translator
 
         with self._lock:
             if self._retriever is None:
@@ -84,7 +84,8 @@ class Runtime:
 
                 self._retriever = Retriever(index, settings, embedder=models.embedder, reranker=models.reranker,
                                             reranker_missing=models.reranker_missing,
-                                            rewriter=Rewriter(models.reader, self.queue), second=second)
+                                            rewriter=Rewriter(models.reader, self.queue), second=second,
+                                            translator=Translator(models.reader, self.queue))
             return self._retriever
 
     @property

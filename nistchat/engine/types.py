@@ -171,6 +171,7 @@ class Retrieval:
     timings_ms: dict[str, float]
     list_count: int | None = None  # "the four tiers": the items a list answer should have (verify.count_mismatch)
     followup: Resolution | None = None  # how the turn was understood against the conversation (retrieval.followup)
+    english: str = ""  # a question typed in another language, as translated for the search (retrieval.translate)
 
     def to_dict(self) -> dict:
         return {

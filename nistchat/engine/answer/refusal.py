@@ -14,6 +14,7 @@ import numpy as np
 
 from ..corpus.catalog import documents
 from ..retrieval.query import framework_ids
+from ..retrieval.translate import typed_language
 from ..text import identifier_regex
 from ..types import Passage, Retrieval
 
@@ -53,6 +54,7 @@ class Gate:
 _VOCAB_TOKEN = re.compile(r"[a-z0-9]+(?:[-/.][a-z0-9]+)*")
 _QUESTION_TOKEN = re.compile(r"[A-Za-z0-9][\w\-/.]*[A-Za-z0-9]|[A-Za-z0-9]")
 _ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)  # "the 2nd one" names nothing
+_LANGUAGE = re.compile(r"english|spanish|german|french", re.IGNORECASE)  # "in German, please" names no topic
 
 
 def vocabulary(index) -> set[str]:
@@ -85,7 +87,7 @@ def named_terms(question: str) -> list[str]:
 def unknown_terms(question: str, vocab: set[str]) -> list[str]:
     """Named terms of the question that the corpus never mentions."""
     return [t for t in named_terms(question) if t.lower() not in vocab and t.lower().rstrip("s") not in vocab
-            and not _ORDINAL.fullmatch(t)]
+            and not _ORDINAL.fullmatch(t) and not _LANGUAGE.fullmatch(t)]
 
 
 def dense_max(retrieval: Retrieval, embedder=None) -> float | None:
@@ -129,6 +131,15 @@ def stated_ids(question: str, passages: list[Passage]) -> list[str]:
     return out
 
 
+def asked_terms(retrieval: Retrieval) -> str:
+    """The text whose names the unknown-term rule checks: a question typed in another language as
+    translated for the search; none when it could not be translated (its words are not the English
+    corpus's, German capitalises every noun, "KI" is AI: not a clear case); else as written."""
+    if retrieval.english:
+        return retrieval.english
+    return "" if typed_language(retrieval.question) else retrieval.question
+
+
 def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None = None) -> Gate:
     """Refuse before generation when nothing was retrieved, the score is under the threshold, or the
     question names something the corpus never mentions and the score is middling. A question whose
@@ -138,7 +149,7 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     if not retrieval.passages:
         return Gate(None, threshold, feature, True, rule="no_passages")
     score = FEATURES[feature](retrieval, embedder)
-    unknown = unknown_terms(retrieval.question, vocab) if vocab else []
+    unknown = unknown_terms(asked_terms(retrieval), vocab) if vocab else []
     g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
     followup = retrieval.followup
     leans = followup is not None and followup.leans_on_answered

@@ -38,6 +38,7 @@ class Turn:
     evidence: list[str]
     key_terms: list[str]
     answer: str
+    english: str = ""  # an other-language turn's question in English (evaluation/languages.py)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,8 @@ def load_conversations(path: Path) -> list[Conversation]:
             try:
                 row = json.loads(line)
                 out.append(Conversation(row["id"], [Turn(t["question"], t["kind"], t.get("doc"), list(t["evidence"]),
-                                                         list(t.get("key_terms", [])), t.get("answer", ""))
+                                                         list(t.get("key_terms", [])), t.get("answer", ""),
+                                                         t.get("english", ""))
                                                     for t in row["turns"]]))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{lineno}: not a conversation ({exc})") from None

@@ -4,5 +4,7 @@ the parent passages the reader is handed."""
 from .retriever import MODES, Retriever, unknown_docs_message
 from .rewrite import Rewriter
 from .risk import Risk, RiskTable, classify as classify_risk
+from .translate import Translator, typed_language
 
-__all__ = ["MODES", "Retriever", "Rewriter", "Risk", "RiskTable", "classify_risk", "unknown_docs_message"]
+__all__ = ["MODES", "Retriever", "Rewriter", "Risk", "RiskTable", "Translator", "classify_risk", "typed_language",
+           "unknown_docs_message"]

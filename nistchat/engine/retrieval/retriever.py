@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
@@ -28,6 +29,7 @@ from .followup import resolve
 from .query import Query, prepare
 from .rerank import rerank
 from .rewrite import Rewriter
+from .translate import Translator
 
 MODES = ("hybrid", "dense", "bm25")
 SCOPE_OVERFETCH = 4  # a question naming documents: fetch this many times deeper, then keep theirs
@@ -58,16 +60,17 @@ class Retriever:
 
     Handed what it needs: the index, getters for the embedder and the reranker (models load on
     first use; the reranker getter returns None, with `reranker_missing()` saying why, when none
-    can be served), the rewriter (None: never rewrite) and the second embedder's list (None: off)."""
+    can be served), the rewriter (None: never rewrite), the translator of questions in other
+    languages (None: searched as written) and the second embedder's list (None: off)."""
 
     def __init__(self, index: Index, settings: Settings, *, embedder: Callable[[], Embedder],
                  reranker: Callable[[], Reranker | None] = lambda: None,
                  reranker_missing: Callable[[], str] = lambda: "no reranker configured",
                  rewriter: Rewriter | None = None, second: Callable[[str], SecondDense | None] = lambda _name: None,
-                 config: RetrievalSettings | None = None):
+                 config: RetrievalSettings | None = None, translator: Translator | None = None):
         self.index, self.settings = index, settings
         self.embedder, self.reranker, self.reranker_missing = embedder, reranker, reranker_missing
-        self.rewriter, self._second_for = rewriter, second
+        self.rewriter, self._second_for, self.translator = rewriter, second, translator
         self.config = config or settings.retrieval
         self.second = second(self.config.second_embedder) if self.config.second_embedder else None
         self.tokenize = bm25_tokenize
@@ -91,12 +94,13 @@ class Retriever:
         embedder = self._warm_embedder(trace) if mode in ("hybrid", "dense") else None
         start = time.perf_counter()
         chosen = self._chosen(docs)
-        followup = resolve(question, history, self.catalog, self.index.parents)
+        asked, history, english = self._in_english(question, history, trace)
+        followup = resolve(asked, history, self.catalog, self.index.parents)
         if followup.reuse:
-            return self._reused(question, followup, trace, start)
+            return replace(self._reused(asked, followup, trace, start), question=question, english=english)
         if followup.compare and not chosen and self.config.scope_named_docs:
-            return self._compared(question, followup, k, mode, start)
-        query, named = self._shape(question, followup, chosen, trace)
+            return replace(self._compared(asked, followup, k, mode, start, trace), question=question, english=english)
+        query, named = self._shape(asked, followup, chosen, trace)
         lists = self._search(query, named, mode, embedder, trace)
         fused = self._fuse(lists, mode, trace)
         candidates = self._rerank(query, fused, trace)
@@ -104,7 +108,7 @@ class Retriever:
         timings = {key: trace.ms(key) for key in TIMING_KEYS if key != "total"}
         timings["total"] = round((time.perf_counter() - start) * 1000, 2)
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
-                         list_count=query.list_count, followup=followup)
+                         list_count=query.list_count, followup=followup, english=english)
 
     # -- the steps, in order
     def _warm_embedder(self, trace: Trace) -> Embedder:
@@ -117,6 +121,36 @@ class Retriever:
             trace.notes.append(f"embedder loaded and warmed in {(time.perf_counter() - t) * 1000:.0f} ms "
                                f"(not counted in timings)")
         return embedder
+
+    def _in_english(self, question: str, history: list[dict] | None,
+                    trace: Trace) -> tuple[str, list[dict] | None, str]:
+        """The question and the history's questions, each typed in another language translated
+        (retrieval/translate.py), and the question's translation ('' when it was not translated)."""
+        if self.translator is None:
+            return question, history, ""
+        cfg = self.config.translate
+        t = time.perf_counter()
+        own = self.translator(question, cfg)
+        earlier, moved = [], []
+        for msg in history or []:
+            tr = self.translator(str(msg.get("content") or ""), cfg) if msg.get("role") == "user" else None
+            if tr is not None and tr.text:
+                moved.append(tr)
+                msg = {**msg, "content": tr.text}
+            earlier.append(msg)
+        if not own.language and not moved:
+            return question, history, ""
+        if own.text:
+            path = f"typed in {own.language}: searched as its English translation {own.text!r} ({own.status})"
+        elif own.language:
+            path = f"typed in {own.language}: searched as written ({own.status}{': ' + own.note if own.note else ''})"
+        else:
+            path = "searched in English"
+        if moved:
+            path += f"; {len(moved)} earlier question(s) of the conversation in English"
+        trace.add("translate", (time.perf_counter() - t) * 1000, [own.to_dict()] + [m.to_dict() for m in moved], path)
+        trace.notes.append(path)
+        return own.text or question, earlier if history is not None else None, own.text
 
     def _chosen(self, docs: list[str] | None) -> list[str]:
         """The documents a person chose, in index order; ValueError naming the known ones for any other."""
@@ -237,7 +271,8 @@ class Retriever:
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count, followup=followup)
 
-    def _compared(self, question: str, followup: Resolution, k: int, mode: str, start: float) -> Retrieval:
+    def _compared(self, question: str, followup: Resolution, k: int, mode: str, start: float,
+                  trace: Trace) -> Retrieval:
         """A comparison across documents ("is the GAI Profile's the same?"): the resolved
         question retrieved from each document on its own, the passages taken in turns (best of each
         first) within k and the context budget, so each document's answer reaches the reader."""
@@ -255,7 +290,6 @@ class Retriever:
                     used += cost
                     passages.append(Passage(**{**p.to_dict(), "rank": len(passages) + 1}))
         query = prepare(question, search_text=followup.question, note=followup.why)
-        trace = Trace()
         trace.add("query", 0.0, [{**query.to_dict(), **followup.to_dict(), "documents": list(followup.scope),
                                   "chosen": []}], followup.why)
         trace.notes.append(f"{followup.why}: {', '.join(followup.scope)}")

@@ -138,6 +138,23 @@ def test_questions_unique_and_not_in_other_sets(turns):
         assert not shared, f"questions also in {file}: {shared}"
 
 
+def test_other_language_turns_carry_their_english(turns):
+    """Each turn in another language has `english`, its question translated (evaluation/languages.py
+    measures the two against each other); no other turn has one, and the detector reads the
+    question as typed in another language and the translation as English."""
+    from nistchat.engine.retrieval import typed_language
+
+    for records in turns.values():
+        for r in records:
+            if r["kind"] != "other_language":
+                assert "english" not in r, f"{r['id']}: `english` on a {r['kind']} turn"
+                continue
+            assert isinstance(r.get("english"), str) and r["english"].strip(), f"{r['id']}: no `english`"
+            assert normalise(r["english"]) != normalise(r["question"]), r["id"]
+            assert typed_language(r["question"]), f"{r['id']}: not read as another language"
+            assert not typed_language(r["english"]), f"{r['id']}: `english` not read as English"
+
+
 def test_key_terms_grounded(turns):
     for records in turns.values():
         for r in records:

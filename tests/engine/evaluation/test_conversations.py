@@ -122,3 +122,33 @@ def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
     assert s["first turns"]["key_terms"] == first.key_terms and s["follow-up turns"]["n"] == 1
     table = format_table({"dev": rep})
     assert "follow-up turns key-term share" in table and "follow-up turns refused " in table
+
+
+def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
+    """`--languages`: each other-language turn as written and in English, per list (each alone:
+    the others weighted 0) and fused; the second embedder's list is left out while it is off."""
+    from nistchat.engine.evaluation.languages import in_english, one_list
+
+    retriever = runtime.retriever
+    assert one_list(retriever, "hybrid") is retriever and one_list(retriever, "dense2") is None  # off in tests
+    alone = one_list(retriever, "bm25").config.weights
+    assert alone["bm25"] == 1.0 and alone["dense"] == alone["exact"] == alone["dense2"] == 0.0
+    conv = Conversation("c1", [Turn("q1", "first", "D", ["e"], ["x"], "a"),
+                               Turn("wie viele?", "other_language", "D", ["e"], ["x"], "a", "how many?")])
+    assert [t.question for t in in_english(conv).turns] == ["q1", "how many?"]
+
+    f = tmp_path / "langs.jsonl"
+    f.write_text(json.dumps({"id": "c901", "turns": [
+        {"question": "welche Merkmale haben vertrauenswürdige KI-Systeme?", "english":
+         "which characteristics do trustworthy AI systems have?", "kind": "other_language", "doc": "NIST.AI.100-1",
+         "evidence": ["valid and reliable, safe, secure and resilient, accountable and transparent"],
+         "key_terms": ["valid and reliable"], "answer": "Gültig und zuverlässig, sicher, ..."}]}), encoding="utf-8")
+    out = CliRunner().invoke(main, ["eval", "conversations", "--set", str(f), "--languages", "--json"], obj=runtime)
+    assert out.exit_code == 0, out.output
+    rep = json.loads(out.stdout.strip().splitlines()[-1])
+    summary, (row,) = rep["summaries"]["langs"], rep["turns"]["langs"]
+    assert summary["turns"] == 1 and list(summary["lists"]) == ["dense", "bm25", "hybrid"]
+    assert row["id"] == "c901.1" and row["english"].startswith("which characteristics")
+    assert row["hit_english"]["hybrid"] and summary["lists"]["hybrid"]["hits_english"] == 1
+    assert summary["refused_with_evidence"] == 0
+    assert row["searched_for"] and not row["searched_for"].startswith("welche")  # searched in English

@@ -1,0 +1,131 @@
+"""Questions in other languages: is their evidence retrieved as often as for the same questions in
+English, list by list?
+
+Why per list: the corpus is English, MiniLM and BM25 are English-only, the second embedder
+(EmbeddingGemma) is multilingual; what to do with a Spanish, German or French question is chosen on
+how each list fares with it. Each `other_language` turn of the conversation sets carries `english`,
+a faithful translation of its question. Every conversation holding such turns is run through
+`run_conversations` twice, as written and with those turns in English (the other turns and the
+expected answers unchanged), once per list: each list alone (the others weighted 0 in the same
+fusion, so caps and parent expansion are the hybrid's) and the fused hybrid. The gate counts the
+other-language turns it would refuse although their evidence was retrieved (hybrid, as written).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ..retrieval import Retriever
+from ..types import Retrieval
+from .conversations import Conversation, run_conversations
+
+KIND = "other_language"
+LISTS = ("dense", "bm25", "dense2", "hybrid")
+LIST_LABELS = {"dense": "MiniLM dense", "bm25": "BM25", "dense2": "second embedder (multilingual)",
+               "hybrid": "fused hybrid"}
+
+
+def in_english(conv: Conversation) -> Conversation:
+    """The conversation with each other-language turn asked in English (its `english`)."""
+    return Conversation(conv.id, [replace(t, question=t.english) if t.kind == KIND and t.english else t
+                                  for t in conv.turns])
+
+
+def one_list(retriever: Retriever, name: str) -> Retriever | None:
+    """The retriever ranking by list `name` alone (every other list weighted 0), the retriever
+    itself for "hybrid", None when the list is not in use (the second embedder's vectors unbuilt)."""
+    if name == "hybrid":
+        return retriever
+    if name == "dense2" and not (retriever.second is not None and retriever.second.available()):
+        return None
+    names = set(retriever.config.weights) | {"dense", "bm25", "exact", "dense2"}
+    return retriever.with_config(weights={n: float(n == name) for n in sorted(names)})
+
+
+@dataclass
+class LanguageTurn:
+    id: str
+    question: str
+    english: str
+    hit: dict[str, bool] = field(default_factory=dict)  # list -> evidence-hit as written
+    hit_english: dict[str, bool] = field(default_factory=dict)  # list -> evidence-hit in English
+    searched: str = ""  # what the hybrid searched for, as written
+    refused: bool = False  # the gate refuses it (hybrid, as written)
+
+
+@dataclass
+class LanguageReport:
+    k: int
+    lists: list[str]  # the lists measured (dense2 missing while its vectors are unbuilt)
+    turns: list[LanguageTurn] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        n = len(self.turns)
+        per = {name: {"n": n, "hits": sum(t.hit[name] for t in self.turns),
+                      "hits_english": sum(t.hit_english[name] for t in self.turns)} for name in self.lists}
+        for entry in per.values():
+            entry["hit"] = round(entry["hits"] / n, 4) if n else None
+            entry["hit_english"] = round(entry["hits_english"] / n, 4) if n else None
+        return {"k": self.k, "turns": n, "lists": per,
+                "refused": sum(t.refused for t in self.turns),
+                "refused_with_evidence": sum(t.refused and t.hit.get("hybrid", False) for t in self.turns)}
+
+
+def run_languages(retriever: Retriever, conversations: list[Conversation], *, k: int = 6,
+                  gate: Callable[[Retrieval], bool] | None = None) -> LanguageReport:
+    """Each other-language turn's evidence-hit@k per list, as written and in English (module doc)."""
+    convs = []
+    for c in conversations:  # up to the last other-language turn: later turns are not scored here
+        last = max((i for i, t in enumerate(c.turns) if t.kind == KIND), default=-1)
+        if last >= 0:
+            convs.append(Conversation(c.id, c.turns[:last + 1]))
+    retrievers = {name: r for name in LISTS if (r := one_list(retriever, name)) is not None}
+    report = LanguageReport(k, list(retrievers))
+    rows: dict[str, LanguageTurn] = {}
+    for name, r in retrievers.items():
+        own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None)
+        english = run_conversations(r, [in_english(c) for c in convs], k=k)
+        for mine, theirs in zip(own.turns, english.turns):
+            if mine.kind != KIND:
+                continue
+            row = rows.setdefault(mine.id, LanguageTurn(mine.id, mine.question, theirs.question))
+            row.hit[name], row.hit_english[name] = mine.hit, theirs.hit
+            if name == "hybrid":
+                row.searched, row.refused = mine.search_text, mine.refused
+    report.turns = list(rows.values())
+    return report
+
+
+def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) -> str:
+    """Per list, evidence-hit@k as written against in English, one column pair per set; then the
+    gate's refusals and (with `turns`) each turn's hits."""
+    names = list(reports)
+    k = next(iter(reports.values())).k
+    summaries = {n: r.summary() for n, r in reports.items()}
+
+    def cell(s: dict, name: str, which: str) -> str:
+        entry = s["lists"].get(name)
+        if not entry or not entry["n"]:
+            return "-"
+        return f"{entry[f'hits{which}']}/{entry['n']} ({entry[f'hit{which}']:.2f})"
+
+    head = [f"{n} {side}" for n in names for side in ("as written", "in English")]
+    rows = [(f"evidence-hit@{k}", head)]
+    for name in LISTS:
+        rows.append((f"  {LIST_LABELS[name]}", [cell(summaries[n], name, w) for n in names for w in ("", "_english")]))
+    rows.append(("refused by the gate", [v for n in names for v in (str(summaries[n]["refused"]), "")]))
+    rows.append(("  ... with its evidence retrieved",
+                 [v for n in names for v in (str(summaries[n]["refused_with_evidence"]), "")]))
+    label_w = max(len(r[0]) for r in rows) + 2
+    width = max(14, *(len(v) + 2 for _label, values in rows for v in values))
+    lines = [f"{label:<{label_w}}" + "".join(f"{v:>{width}}" for v in values) for label, values in rows]
+    if turns:
+        for set_name, rep in reports.items():
+            lines += ["", f"{set_name} turns (hit as written / in English, per list: "
+                          f"{', '.join(rep.lists)}):"]
+            for t in rep.turns:
+                marks = " ".join(f"{'+' if t.hit[n] else '-'}{'+' if t.hit_english[n] else '-'}" for n in rep.lists)
+                lines.append(f"  {t.id} {marks}  {t.question}" + ("  (refused by the gate)" if t.refused else ""))
+                if t.searched and t.searched != t.question.lower():
+                    lines.append(f"      searched for: {t.searched!r}")
+    return "\n".join(lines)

@@ -1,0 +1,148 @@
+"""Questions typed in Spanish, German or French: searched as their English translation.
+
+Why: the corpus is English, and so are MiniLM, BM25, the follow-up rules (retrieval/followup.py),
+the question's shape (query.py: lists, counts, definitions) and the gate's vocabulary; only the
+second embedder is multilingual. Measured on the conversation set's dev split, a question as
+written found its evidence far less often than the same question in English, in every list but
+the second embedder's (docs/decisions.md, "Other languages"). So such a question (and each earlier
+question of the conversation typed in another language) is translated by the reader, like the
+rewrite (rewrite.py): only while the reader is idle, cut at a deadline, and never instead of an
+answer; translations are remembered, so a conversation's earlier turns cost nothing again. When no
+translation comes (reader busy, deadline, error), the question is searched as written. The reader
+still answers in the question's language (answer/language.py).
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable
+
+from ..backends.base import Reader
+from ..backends.queue import ReaderQueue
+from ..errors import BackendError
+from ..text import neutralise
+from .rewrite import until
+
+# Function words frequent in questions and rare in English ones (no word in two of the lists but the
+# few the three share, so a tie is rare).
+_WORDS = {
+    "Spanish": {"el", "los", "las", "del", "que", "qué", "cuál", "cuáles", "cómo", "cuántos", "cuántas", "dónde",
+                "por", "para", "una", "es", "son", "se", "con", "ellas", "ellos", "sobre", "y", "pero", "también",
+                "puedes", "dice", "hay", "según", "cuándo", "quién", "quiénes", "debe", "deben", "puede", "pueden",
+                "tiene", "tienen", "nuestro", "nuestra", "esto", "esta", "este", "estos", "esos", "esas", "más",
+                "porque", "al", "lo", "su", "sus", "mi"},
+    "German": {"der", "die", "das", "den", "dem", "des", "und", "ist", "sind", "was", "wie", "welche", "welcher",
+               "wer", "warum", "gibt", "es", "ein", "eine", "einen", "mir", "du", "ich", "im", "zum", "zur", "mit",
+               "nicht", "auch", "kannst", "darin", "viele", "waren", "hat", "für", "haben", "werden", "wird", "kann",
+               "können", "soll", "sollen", "muss", "müssen", "von", "zu", "oder", "bei", "nach", "über", "wir",
+               "uns", "unser", "unsere", "welches", "wann", "wo", "dass", "keine", "bitte", "nochmal"},
+    "French": {"le", "la", "les", "des", "du", "est", "sont", "que", "qui", "quel", "quelle", "quels", "quelles",
+               "comment", "pourquoi", "une", "et", "avec", "pour", "dans", "sur", "ce", "cette", "svp", "il", "elle",
+               "vous", "peux", "combien", "où", "quoi", "qu", "au", "aux", "ou", "leur", "leurs", "nous", "notre",
+               "nos", "doit", "doivent", "peut", "peuvent", "être", "ont", "cela", "ça", "ces", "mon", "mes"},
+}
+_ENGLISH = {"the", "what", "which", "is", "are", "does", "do", "how", "why", "who", "and", "of", "in", "for", "it",
+            "this", "that", "to", "about", "can", "say", "me", "with"}
+
+PROMPT = ("You translate messages into English. Each message is a question or request in Spanish, German or French "
+          "to an assistant about NIST AI documents. Write the same question or request in English: do not answer it "
+          "or carry it out. Keep names, acronyms and document identifiers; KI and IA mean AI. Keep pronouns (it, "
+          "that, those) and an opening 'and' or 'so' as they are. Reply with the English only.")
+# Worked examples: without them a small reader carries a request out ("say it in German" -> "Sure, ..."),
+# or echoes a message that opens by asking for a language (chosen on the conversation set's dev split).
+EXAMPLES = (("¿qué dice el marco sobre la transparencia?", "what does the framework say about transparency?"),
+            ("peux-tu le résumer en allemand ?", "can you summarise it in German?"),
+            ("und wer ist dafür zuständig?", "and who is responsible for it?"),
+            ("quels risques y sont décrits ?", "which risks are described in it?"),
+            ("auf Deutsch bitte: wer hat es geschrieben?", "in German please: who wrote it?"))
+CACHE_SIZE = 512  # translations remembered (a conversation's earlier questions come back every turn)
+
+
+def typed_language(text: str) -> str:
+    """The language `text` is typed in, when not English: 'Spanish', 'German' or 'French'; '' for
+    English. Counts each language's commonest function words: enough for a question of a few
+    words, and no model call."""
+    words = re.findall(r"[^\W\d_]+", (text or "").lower())
+    english = sum(w in _ENGLISH for w in words)
+    counts = {name: sum(w in vocab for w in words) for name, vocab in _WORDS.items()}
+    best = max(counts, key=counts.get)
+    return best if counts[best] >= 2 and counts[best] > english else ""
+
+
+@dataclass(frozen=True)
+class Translation:
+    language: str  # what the text is typed in ('' : English, nothing to do)
+    text: str  # the English to search with ('' when none came)
+    status: str  # "english" | "done" | "cached" | "deadline" | "busy" | "error" | "off"
+    ms: float = 0.0
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"language": self.language, "text": self.text, "status": self.status, "ms": round(self.ms, 1),
+                "note": self.note}
+
+
+class Translator:
+    """`Translator(reader, queue)(text, settings)` -> Translation; `settings` is
+    `[retrieval.translate]`. The reader is borrowed from the queue only when no answer uses it."""
+
+    def __init__(self, reader: Callable[[], Reader], queue: ReaderQueue):
+        self.reader, self.queue = reader, queue
+        self._cache: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str, settings) -> Translation:
+        language = typed_language(text)
+        if not language:
+            return Translation("", "", "english")
+        if not settings.enabled:
+            return Translation(language, "", "off", note="translation is off: searched as written")
+        key = " ".join(text.split()).lower()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return Translation(language, self._cache[key], "cached")
+        with self.queue.borrow() as lent:
+            if not lent:
+                return Translation(language, "", "busy", 0.0, "the reader is answering: searched as written")
+            start = time.perf_counter()
+            try:
+                reader = self.reader()  # loading it is no loss: the answer needs it next
+                start = time.perf_counter()  # so the deadline is the translation's own
+                stream = reader.stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
+                pieces, status = until(stream, start + settings.deadline_s)
+            except BackendError as exc:
+                return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
+                                   f"{exc.kind}: {exc.message}: searched as written")
+        ms = (time.perf_counter() - start) * 1000
+        english = clean("".join(pieces))
+        if text == text.lower():  # typed in lower case: capitals it lacks would read as acronyms (query.py)
+            english = english.lower()
+        if status != "done":  # half a question searches worse than the whole one as written
+            return Translation(language, "", status, ms, "no whole translation by the deadline: searched as written")
+        if not english or typed_language(english):
+            return Translation(language, "", "error", ms,
+                               f"the reader gave no English ({english!r}): searched as written")
+        with self._lock:
+            self._cache[key] = english
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return Translation(language, english, "done", ms)
+
+
+def messages(text: str) -> list[dict]:
+    """The chat the reader translates `text` in: the instruction, the worked examples, the text."""
+    shots = [m for q, a in EXAMPLES for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})]
+    return [{"role": "system", "content": PROMPT}, *shots, {"role": "user", "content": neutralise(text)}]
+
+
+def clean(text: str) -> str:
+    """The translation's first line, without the quotes or label a small reader may add, and with
+    the German and French/Spanish word for AI (KI, IA) that it sometimes keeps written as AI."""
+    line = next((ln for ln in (text or "").strip().splitlines() if ln.strip()), "")
+    line = re.sub(r"^\s*(?:english|translation)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = re.sub(r"\b(?:KI|IA)\b", "AI", line, flags=re.IGNORECASE)
+    return line.strip().strip('"\'“”').strip()
