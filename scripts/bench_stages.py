@@ -46,7 +46,8 @@ def peak(gguf: Path, threads: int, tokens: int = 2000, decode: int = 64) -> dict
     prompt = corpus_prompt(Path("/tmp") / f"bench-stages-{os.getpid()}.txt")
     try:
         out = subprocess.run([sys.executable, "-c", CHILD, str(gguf), prompt, str(tokens), str(decode), str(threads)],
-                             capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                             capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                 x for x in (os.environ.get("PYTHONPATH"), str(ROOT)) if x)})
     finally:
         os.unlink(prompt)
     if out.returncode != 0:
