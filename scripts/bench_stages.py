@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_answer import spread  # noqa: E402
 from bench_llama_variants import CHILD, corpus_prompt, cpu_flags_line  # noqa: E402
 
+from nistchat.commands.evaluate import parse_overrides  # noqa: E402  -o as `nistchat eval` reads it
 from nistchat.config import GGUF_MODELS, load_settings  # noqa: E402
 from nistchat.engine.backends.base import minicheck_prompt  # noqa: E402
 from nistchat.engine.runtime import Runtime  # noqa: E402
@@ -77,17 +78,19 @@ class CountingVerifier:
             self.seconds += time.perf_counter() - t
 
 
-def set_setting(settings, dotted: str, value: str) -> None:
-    """Change one setting of a live runtime (both arms of --compare share its reader and index)."""
+def setting_node(settings, dotted: str) -> tuple[object, str]:
+    """The settings section holding a dotted key, and the key's last part."""
     *path, key = dotted.split(".")
-    target = settings
+    node = settings
     for part in path:
-        target = getattr(target, part)
-    old = getattr(target, key)
-    setattr(target, key, type(old)(value) if not isinstance(old, bool) else value.lower() in ("1", "true", "yes"))
+        node = getattr(node, part)
+    return node, key
 
 
 def answer_stages(runtime: Runtime, question: str, counter: CountingVerifier) -> dict:
+    """One answer's stages. A one-token call first, untimed, moves llama.cpp's kept prompt away, so
+    an answer never starts from the prompt the question's other arm left (it would read nothing)."""
+    "".join(runtime.models.reader().stream([{"role": "user", "content": "."}], max_tokens=1, temperature=0.0))
     counter.reset()
     start = time.perf_counter()
     final, pieces, first = None, 0, None
@@ -155,42 +158,43 @@ def main() -> int:
     ap.add_argument("-o", "--setting", action="append", default=[], help="KEY=VALUE for both arms")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    settings = load_settings(overrides={"gguf": args.reader})
-    for item in args.setting:
-        set_setting(settings, *item.split("=", 1))
+    settings = load_settings(overrides={**parse_overrides(tuple(args.setting)), "gguf": args.reader})
     runtime = Runtime(settings)
     runtime.retrieve("warm-up question about AI risk", k=6)
     counter = CountingVerifier(runtime.models.verifier())
     runtime.models._models["verifier"] = counter  # every answer's judge calls pass through the counter
-    threads = runtime.models.reader().threads if hasattr(runtime.models.reader(), "threads") else os.cpu_count()
-    threads = threads if isinstance(threads, int) else os.cpu_count() or 2
+    threads = settings.backends.threads or os.cpu_count() or 2
+    gguf = settings.models_dir / GGUF_MODELS[args.reader]
     # the peak before and after the answers, the faster of each: a busy spell lowers one of them
-    before = peak(settings.models_dir / GGUF_MODELS[args.reader], threads)
+    before = peak(gguf, threads)
     questions = []
     for name in args.sets.split(","):
         rows = [json.loads(x) for x in SETS[name].read_text(encoding="utf-8").splitlines() if x.strip()]
         questions += [(name, r) for r in spread([r for r in rows if r.get("category") != "negative"], args.n)]
     arms = {"default": None}
-    if args.compare:
-        key, value = args.compare.split("=", 1)
-        arms = {"default": None, args.compare: (key, value, str(_get(settings, key)))}
+    if args.compare:  # the arm's value parsed as -o's are; the live settings changed and put back per answer
+        key = args.compare.split("=", 1)[0]
+        value = parse_overrides((args.compare,))
+        for part in key.split("."):
+            value = value[part]
+        node, leaf = setting_node(runtime.settings, key)
+        arms = {"default": None, args.compare: (node, leaf, value, getattr(node, leaf))}
     results: dict[str, list[dict]] = {a: [] for a in arms}
     for i, (set_name, row) in enumerate(questions):
         order = list(arms) if i % 2 == 0 else list(reversed(arms))
         for arm in order:
             change = arms[arm]
             if change:
-                set_setting(runtime.settings, change[0], change[1])
+                setattr(change[0], change[1], change[2])
             try:
                 r = answer_stages(runtime, row["question"], counter)
             finally:
                 if change:
-                    set_setting(runtime.settings, change[0], change[2])
+                    setattr(change[0], change[1], change[3])
             r.update(id=row["id"], set=set_name)
             results[arm].append(r)
             print(f"# {arm:<24} {row['id']:<6} total {r.get('total_s', 0):6.1f} s  verify {r.get('verify_s', 0):5.1f} s"
                   f" ({r.get('verify_calls', 0)} calls)  {r.get('error', '')}", flush=True)
-    gguf = settings.models_dir / GGUF_MODELS[args.reader]
     top = {**before, **{k: max(before[k], v) for k, v in peak(gguf, threads).items() if k != "variant"}}
     print(f"\nCPU flags: {cpu_flags_line()}\nreader {gguf.name}, build {top['variant']}, {threads} threads; "
           f"machine peak: prefill {top['prefill_tok_s']:.1f} tok/s, decode {top['decode_tok_s']:.1f} tok/s "
@@ -208,13 +212,6 @@ def main() -> int:
     if args.json:
         print(json.dumps({"peak": top, "results": results}, default=str))
     return 0
-
-
-def _get(settings, dotted: str):
-    target = settings
-    for part in dotted.split("."):
-        target = getattr(target, part)
-    return target
 
 
 if __name__ == "__main__":
