@@ -120,7 +120,7 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
     """A finished `conversations` run (engine/eval_conversations): one item per turn, its set's name,
     its kind as the category and `evidence_hit` as the score, so the list, the page's per-category
     chart and `eval compare` read it like an answers run's evidence hits."""
-    answered = any(r.answer is not None for rep in reports.values() for r in rep.turns)
+    answered = any(rep.answered for rep in reports.values())
     config = config_snapshot(runtime, kind="conversations", sets=paths, retrieval_k=next(iter(reports.values())).k,
                              answers=answered,
                              history="previous questions and the reader's answers, with their passages" if answered

@@ -108,6 +108,11 @@ class ConversationReport:
         return t
 
     @property
+    def answered(self) -> bool:
+        """The turns were answered by the reader (`conversation_answers`), not only retrieved."""
+        return any(r.answer is not None for r in self.turns)
+
+    @property
     def n_conversations(self) -> int:
         return len({r.conversation for r in self.turns})
 
@@ -214,7 +219,7 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             ("conversations", [str(summaries[n]["conversations"]) for n in names])]
     for group in ("first turns", "follow-up turns", "all turns"):
         rows.append((f"{group} evidence-hit@{k}", [cell(summaries[n]["groups"][group]) for n in names]))
-    answered = any(r.answer is not None for rep in reports.values() for r in rep.turns)
+    answered = any(rep.answered for rep in reports.values())
     if answered:
         for group in ("first turns", "follow-up turns", "all turns"):
             rows.append((f"{group} key-term share", [_share(summaries[n]["groups"][group]) for n in names]))
