@@ -87,7 +87,8 @@ bench: models-run models-test llama-server
 	@$(PY) scripts/bench_retrieval.py
 	@$(NISTCHAT) eval retrieval --set all --note "make bench"  # stored: `nistchat eval runs` is the history
 	@$(PY) scripts/bench_answer.py
-	@$(PY) scripts/bench_stages.py --compare verify.order=sentence --setting verify.mode=always
+	@$(PY) scripts/bench_stages.py --compare verify.context=passage --setting verify.mode=always
+	@$(PY) scripts/bench_judge_context.py
 	@$(PY) scripts/bench_reader_process.py
 	@$(PY) scripts/bench_reader_server.py
 	@$(PY) scripts/bench_load.py

@@ -26,6 +26,9 @@ GGUF_MODELS = {
     "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
+# The embedded readers that judge a claim at least as well inside the answer's prompt as with the
+# passage alone (verify.context = "auto"); the 0.5B there agrees with changed facts more often.
+JUDGES_IN_PROMPT = {GGUF_MODELS["qwen2.5-coder-1.5b"]}
 
 
 class ConfigError(ValueError):
@@ -153,6 +156,10 @@ class VerifySettings:
     doc_chars: int = setting(1800, "passage length sent per check", minimum=100)
     order: str = setting("passage", "passage: judge calls grouped by passage, so llama.cpp reads each passage once "
                                     "per round; sentence: each sentence's tries in turn", choices=("passage", "sentence"))
+    context: str = setting("auto", "answer: a reader acting as judge is asked inside its answer's own prompt, so "
+                                   "the passages are read once; passage: each check sends its passage alone (always "
+                                   "so for a separate verifier model); auto: answer for the readers measured to judge "
+                                   "well there (the 1.5B), else passage", choices=("auto", "answer", "passage"))
 
 
 @dataclass

@@ -33,7 +33,7 @@ from bench_llama_variants import CHILD, corpus_prompt, cpu_flags_line  # noqa: E
 
 from nistchat.commands.evaluate import parse_overrides  # noqa: E402  -o as `nistchat eval` reads it
 from nistchat.config import GGUF_MODELS, load_settings  # noqa: E402
-from nistchat.engine.backends.base import minicheck_prompt  # noqa: E402
+from nistchat.engine.backends.base import AnswerJudge, in_prompt_messages, minicheck_prompt  # noqa: E402
 from nistchat.engine.runtime import Runtime  # noqa: E402
 from nistchat.engine.text import count_tokens  # noqa: E402
 
@@ -75,6 +75,24 @@ class CountingVerifier:
         finally:
             self.calls += 1
             self.tokens += count_tokens(minicheck_prompt(document, claim))
+            self.seconds += time.perf_counter() - t
+
+
+class CountingAnswerJudge(CountingVerifier):
+    """The same for a judge asked inside the answer's prompt (verify.context = "answer"). Its tokens
+    are the check's, after the answer's prompt that llama.cpp kept."""
+
+    @property
+    def judges_in_prompt(self) -> bool:
+        return self.inner.judges_in_prompt
+
+    def check_in_prompt(self, messages: list[dict], number: int, claim: str) -> bool:
+        t = time.perf_counter()
+        try:
+            return self.inner.check_in_prompt(messages, number, claim)
+        finally:
+            self.calls += 1
+            self.tokens += count_tokens(in_prompt_messages(messages, number, claim)[-1]["content"])
             self.seconds += time.perf_counter() - t
 
 
@@ -161,7 +179,8 @@ def main() -> int:
     settings = load_settings(overrides={**parse_overrides(tuple(args.setting)), "gguf": args.reader})
     runtime = Runtime(settings)
     runtime.retrieve("warm-up question about AI risk", k=6)
-    counter = CountingVerifier(runtime.models.verifier())
+    judge = runtime.models.verifier()
+    counter = (CountingAnswerJudge if isinstance(judge, AnswerJudge) else CountingVerifier)(judge)
     runtime.models._models["verifier"] = counter  # every answer's judge calls pass through the counter
     threads = settings.backends.threads or os.cpu_count() or 2
     gguf = settings.models_dir / GGUF_MODELS[args.reader]

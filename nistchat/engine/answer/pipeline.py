@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ...config import Settings
-from ..backends.base import Reader
+from ..backends.base import AnswerJudge, Reader
 from ..backends.queue import ReaderQueue, Ticket
 from ..backends.select import ModelRegistry
 from ..corpus.catalog import documents
@@ -61,6 +61,7 @@ class Attempt:
     prefill_ms: float = 0.0  # to the first piece: reading the prompt
     verify_ms: float = 0.0
     repair: citations.Repair | None = None
+    messages: list[dict] = field(default_factory=list, repr=False)  # what the reader was sent, for the judge
 
     @property
     def answer(self) -> str:
@@ -393,8 +394,8 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        messages = build_messages(self.ask or self.question, self.passages, self.history, retry=retry,
-                                  history_chars=self.opts.history_chars)
+        messages = att.messages = build_messages(self.ask or self.question, self.passages, self.history,
+                                                 retry=retry, history_chars=self.opts.history_chars)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")
@@ -428,6 +429,16 @@ class _Run:
         yield from self.check(att)
         return att
 
+    def judge_in_answer(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
+        """The check asked inside the attempt's own prompt, where the verifier is the reader and
+        `verify.context` says so ("auto": where the reader was measured to judge well there);
+        None sends each passage alone."""
+        context = self.settings.verify.context
+        if not isinstance(verifier, AnswerJudge) or context == "passage" or (
+                context == "auto" and not verifier.judges_in_prompt):
+            return None
+        return lambda number, claim: verifier.check_in_prompt(att.messages, number, claim)
+
     def check(self, att: Attempt) -> Iterator[Event]:
         """Verify the draft (all sentences when the mode says so, else only those with bad citations),
         then repair citations with what verification found."""
@@ -449,7 +460,8 @@ class _Run:
                 for v in verify_sentences(targets, self.passages, verifier.check,
                                           self.settings.verify,
                                           question=self.question if full else "",
-                                          unknown_terms=self.unknown_terms):
+                                          unknown_terms=self.unknown_terms,
+                                          check_at=self.judge_in_answer(verifier, att)):
                     att.verdicts.append(v)
                     yield Checked(v, att.n)
                 att.verified = full

@@ -48,6 +48,36 @@ class Verifier(Protocol):
         """MiniCheck-style: is the claim supported by the document?"""
 
 
+@runtime_checkable
+class AnswerJudge(Protocol):
+    """A verifier that is the reader itself can judge inside the answer's own prompt: the answer's
+    messages (system prompt, numbered passages, question), then one claim and one passage number.
+    llama.cpp keeps the prefix a prompt shares with the one before, so each check reads a few
+    dozen new tokens instead of a passage and a judge's prompt, and the next answer still finds
+    the system prompt read. The answer itself is left out: shown its own answer, the reader
+    agreed with a changed fact as readily as with the right one (docs/decisions.md).
+    `judges_in_prompt`: measured to judge there at least as well as with the passage alone, so
+    `verify.context = "auto"` asks it there."""
+
+    judges_in_prompt: bool
+
+    def check_in_prompt(self, messages: list[dict], number: int, claim: str) -> bool:
+        """Is `claim` supported by passage [number] of the answer's `messages`?"""
+
+
+IN_PROMPT_CHECK = ("You check facts now. Reply Yes if the claim is fully supported by passage [{n}], "
+                   "otherwise reply No. Reply with one word.\nClaim: {claim}")
+
+
+def in_prompt_messages(messages: list[dict], number: int, claim: str) -> list[dict]:
+    """The answer's messages and the check: the prefix is the answer's prompt byte for byte. The
+    claim is one neutralised line, so it cannot open a section or pose as a passage number."""
+    from ..text import neutralise
+
+    claim = " ".join(neutralise(claim).split())
+    return [*messages, {"role": "user", "content": IN_PROMPT_CHECK.format(n=number, claim=claim)}]
+
+
 _MINICHECK_LABEL = re.compile(r"(?i)\b(document|claim)\s*:")
 
 

@@ -14,7 +14,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import Interrupted, ModelMissing, TimedOut, Unreachable
-from .base import minicheck_prompt, parse_yes_no
+from .base import in_prompt_messages, minicheck_prompt, parse_yes_no
 from .cpu_variant import VariantError, check_installed
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -160,11 +160,18 @@ class ReaderJudgeVerifier:
     SYSTEM = ("You check facts. Reply Yes if the claim is fully supported by the document, "
               "otherwise reply No. Reply with one word.")
 
-    def __init__(self, reader):
-        self.reader = reader
+    def __init__(self, reader, *, judges_in_prompt: bool = False):
+        self.reader, self.judges_in_prompt = reader, judges_in_prompt
         self.name = f"{reader.name} (as Yes/No judge)"
 
     def check(self, document: str, claim: str) -> bool:
         messages = [{"role": "system", "content": self.SYSTEM},
                     {"role": "user", "content": minicheck_prompt(document, claim)}]
+        return self._ask(messages)
+
+    def check_in_prompt(self, messages: list[dict], number: int, claim: str) -> bool:
+        """`AnswerJudge`: the same reader, asked inside the answer's prompt (verify.context = "answer")."""
+        return self._ask(in_prompt_messages(messages, number, claim))
+
+    def _ask(self, messages: list[dict]) -> bool:
         return parse_yes_no("".join(self.reader.stream(messages, max_tokens=3, temperature=0.0)))

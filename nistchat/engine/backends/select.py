@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...config import Settings
+from ...config import JUDGES_IN_PROMPT, Settings
 from . import ollama as ollama_backend
 from . import openai as openai_backend
 from ..errors import BackendError, ModelMissing, Unreachable
@@ -209,7 +209,8 @@ class ModelRegistry:
                 openai_backend.check_model(endpoint, s.openai_verifier_model)
                 return openai_backend.OpenAIVerifier(endpoint, s.openai_verifier_model)
             from .embedded import ReaderJudgeVerifier
-            return ReaderJudgeVerifier(self.get("reader"))
+            return ReaderJudgeVerifier(self.get("reader"), judges_in_prompt=st.backend == "embedded"
+                                       and paths.gguf_path.name in JUDGES_IN_PROMPT)
         raise KeyError(role)
 
     def get(self, role: str):

@@ -259,7 +259,8 @@ def short_answer_claim(sentences: list[str], question: str) -> str | None:
 
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
                      budget: VerifySettings | None = None, question: str = "",
-                     unknown_terms: list[str] | None = None) -> Iterator[Verdict]:
+                     unknown_terms: list[str] | None = None,
+                     check_at: Callable[[int, str], bool] | None = None) -> Iterator[Verdict]:
     """One Verdict per checkable sentence, in order; a sentence the budget cannot reach is unsupported
     (never assumed true). `check(document, claim)` is the verifier. With `question`, an answer with no
     checkable sentence is checked as one question+answer claim. A sentence naming one of
@@ -271,7 +272,8 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
     kept); `budget.order = "sentence"` asks sentence by sentence instead. The same pairs are
     judged either way; only where `max_checks` binds does the breadth-first order spend it on
     every sentence's first try before any second try. A verdict is yielded as soon as it and all
-    before it are decided."""
+    before it are decided. `check_at(number, claim)`, when given, is asked instead of `check`: a
+    judge that already holds the numbered passages (the answer's own prompt) needs only the number."""
     budget = budget or VerifySettings()
     short = short_answer_claim(sentences, question)
     if short is not None:
@@ -289,7 +291,7 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
             break
         used += 1
         o.tries_left -= 1
-        if check(document_for(passages[n - 1], budget.doc_chars), o.claim):
+        if (check_at(n, o.claim) if check_at else check(document_for(passages[n - 1], budget.doc_chars), o.claim)):
             o.verdict = Verdict(o.sentence, True, n, "")
     for o in open_[shown:]:
         yield o.final()

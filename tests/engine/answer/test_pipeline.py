@@ -25,13 +25,16 @@ class Models:
     instead (`serve`), or none at all (`forbid`: any model asked for fails the test)."""
 
     def __init__(self, real):
-        self.real, self.double, self.forbidden = real, None, ""
+        self.real, self.double, self.judge, self.forbidden = real, None, None, ""
 
     def __getattr__(self, name):  # pace, active, describe …: the real registry's
         return getattr(self.real, name)
 
     def serve(self, reader) -> None:
         self.double = reader
+
+    def serve_verifier(self, verifier) -> None:
+        self.judge = verifier
 
     def forbid(self, why: str) -> None:
         self.forbidden = why
@@ -42,6 +45,8 @@ class Models:
 
     def get(self, role):
         self._allowed(role)
+        if role == "verifier" and self.judge:
+            return self.judge
         return self.double if role == "reader" and self.double else self.real.get(role)
 
     def optional(self, role):
@@ -357,3 +362,54 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     query = next(s for s in final["trace"]["stages"] if s["name"] == "query")["items"][0]
     assert query["kind"] == "acts_on_previous" and not any(s["name"] == "dense" for s in final["trace"]["stages"])
     assert query["reader_question"].startswith('Rewrite your previous answer to "how does the GAI profile')
+
+
+class RecordingReader:
+    """TEST DOUBLE: the real reader, with the messages of each call kept."""
+
+    def __init__(self, real):
+        self.real, self.name, self.calls = real, real.name, []
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
+        self.calls.append(messages)
+        yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
+
+
+class RecordingJudge:
+    """TEST DOUBLE: the real reader-as-judge, recording which of its two ways each check was asked."""
+
+    def __init__(self, real):
+        self.real, self.name, self.alone, self.in_answer = real, real.name, [], []
+        self.judges_in_prompt = real.judges_in_prompt
+
+    def check(self, document, claim):
+        self.alone.append(claim)
+        return self.real.check(document, claim)
+
+    def check_in_prompt(self, messages, number, claim):
+        self.in_answer.append((messages, number))
+        return self.real.check_in_prompt(messages, number, claim)
+
+
+@pytest.mark.parametrize("context", ["answer", "passage", "auto"])
+def test_the_reader_as_judge_is_asked_inside_its_own_answer_unless_set_otherwise(rt, monkeypatch, context):
+    """verify.context: "answer" asks the judge inside the attempt's prompt (its messages, the passage
+    by number), "passage" sends each passage alone, "auto" the first only for a reader measured to
+    judge well there (not the suite's 0.5B); the verdicts stream either way."""
+    judge = RecordingJudge(rt.models.real.get("verifier"))
+    rt.models.serve_verifier(judge)
+    reader = RecordingReader(rt.models.real.get("reader"))
+    use_reader(rt, reader)
+    monkeypatch.setattr(rt.settings.verify, "mode", "always")
+    monkeypatch.setattr(rt.settings.verify, "context", context)
+    events, types = run(rt, "What does TEVV stand for in the AI RMF?")
+    final = events[-1].to_dict()
+    assert types[-1] == "final" and final["verified"] is True and "verdict" in types
+    if context == "passage" or (context == "auto" and not judge.judges_in_prompt):
+        assert judge.alone and not judge.in_answer
+        return
+    assert judge.in_answer and not judge.alone
+    n = len(events[0].passages)
+    assert judge.in_answer[0][0] == reader.calls[0]  # the first attempt's own messages
+    for messages, number in judge.in_answer:
+        assert messages in reader.calls and 1 <= number <= n

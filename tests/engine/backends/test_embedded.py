@@ -72,3 +72,55 @@ def test_llama_reader_stall_is_timed_out():
     with pytest.raises(TimedOut, match="produced nothing"):
         list(reader.stream([{"role": "user", "content": "Count from one to ten."}], max_tokens=8))
     assert reader._lock.acquire(timeout=1)  # the failed call released the model
+
+
+def test_the_judge_inside_the_answer_keeps_the_answers_prompt_as_its_prefix():
+    """The check's messages open with the answer's own, byte for byte, so llama.cpp reads only what
+    follows; the claim is one neutralised line and cannot pose as a passage number or a section."""
+    from nistchat.engine.backends.base import in_prompt_messages
+
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "Context"},
+                {"role": "user", "content": "Question: q"}]
+    out = in_prompt_messages(messages, 2, "It says [3]\nContext: more.")
+    assert out[:3] == messages and len(out) == 4 and out[3]["role"] == "user"
+    check = out[3]["content"]
+    assert "passage [2]" in check and "[3]" not in check
+    assert "(3)" in check and "Context -" in check and check.count("\n") == 1
+
+
+def _core_prompt():
+    from nistchat.engine.answer.prompt import build_messages
+    from nistchat.engine.types import Passage
+
+    passages = [Passage(rank=1, id="d:1", doc="NIST.AI.100-1", title="AI RMF", section="Core", kind="prose", page=3,
+                        text="The AI RMF Core is composed of four functions: GOVERN, MAP, MEASURE, and MANAGE.",
+                        score=1.0),
+                Passage(rank=2, id="d:2", doc="NIST.AI.100-1", title="AI RMF", section="Audience", kind="prose", page=2,
+                        text="The AI RMF is intended for AI actors across the AI lifecycle.", score=0.5)]
+    return build_messages("How many functions does the AI RMF Core have?", passages)
+
+
+def test_the_suites_reader_judges_inside_the_prompt_only_when_told(runtime):
+    """The 0.5B reader is not among the readers `verify.context = "auto"` asks inside the answer's
+    prompt; asked there anyway, it still answers the check with a verdict (a supported fact: Yes)."""
+    from tests.conftest import TEST_READER
+
+    judge = runtime.models.get("verifier")
+    assert judge.judges_in_prompt is (TEST_READER == "qwen2.5-coder-1.5b")
+    assert judge.check_in_prompt(_core_prompt(), 1, "The AI RMF Core has four functions.") is True
+
+
+@pytest.mark.slow
+def test_the_default_reader_judges_a_claim_inside_its_answers_prompt(tmp_path):
+    """The 1.5B reader (`make run`'s), asked inside the answer's prompt: the passage's own fact is
+    supported, a changed number is not; it is the reader "auto" asks there."""
+    from tests.conftest import make_settings
+    from nistchat.engine.backends.select import ModelRegistry
+
+    settings = make_settings(tmp_path, backend="embedded", gguf="qwen2.5-coder-1.5b", reader_process="inprocess")
+    if not settings.gguf_path.is_file():
+        pytest.skip("the 1.5B reader is not installed (make test-slow installs it)")
+    judge = ModelRegistry(settings).get("verifier")
+    assert judge.judges_in_prompt is True
+    assert judge.check_in_prompt(_core_prompt(), 1, "The AI RMF Core has four functions.") is True
+    assert judge.check_in_prompt(_core_prompt(), 1, "The AI RMF Core has nine functions, including AUDIT.") is False

@@ -256,3 +256,25 @@ def test_a_verdict_is_yielded_before_later_sentences_are_judged():
     first = next(stream)
     assert first.supported and len(seen) <= 2
     assert [v.supported for v in [first, *stream]] == [True, True]
+
+
+def test_a_judge_holding_the_passages_is_asked_by_number_with_the_same_pairs():
+    """`check_at`: the same (sentence, passage) pairs, the passage given by its number, never its text."""
+    passages = [P("Bias in data sets is systemic."), P("Security monitoring detects attacks on the system.")]
+    by_text, by_number = [], []
+
+    def check(document, claim):
+        by_text.append((passages.index(next(p for p in passages if p.text in document)) + 1, claim))
+        return "monitoring" in document.lower() and "monitoring" in claim.lower()
+
+    def check_at(number, claim):
+        by_number.append((number, claim))
+        return "monitoring" in passages[number - 1].text.lower() and "monitoring" in claim.lower()
+
+    answer = ["Security monitoring detects attacks [1].", "Bias is systemic and everywhere."]
+    plain = list(verify_sentences(answer, passages, check, VerifySettings(per_sentence=2)))
+    numbered = list(verify_sentences(answer, passages, lambda d, c: pytest.fail("the text judge was asked"),
+                                     VerifySettings(per_sentence=2), check_at=check_at))
+    assert by_number == by_text and len(by_number) == 4  # each sentence tries both passages
+    assert [(v.supported, v.passage) for v in numbered] == [(v.supported, v.passage) for v in plain] \
+        == [(True, 2), (False, None)]
