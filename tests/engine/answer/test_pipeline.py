@@ -364,17 +364,6 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     assert query["reader_question"].startswith('Rewrite your previous answer to "how does the GAI profile')
 
 
-class RecordingReader:
-    """TEST DOUBLE: the real reader, with the messages of each call kept."""
-
-    def __init__(self, real):
-        self.real, self.name, self.calls = real, real.name, []
-
-    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
-        self.calls.append(messages)
-        yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
-
-
 class RecordingJudge:
     """TEST DOUBLE: the real reader-as-judge, recording which of its two ways each check was asked."""
 
