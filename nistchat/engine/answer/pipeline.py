@@ -429,7 +429,7 @@ class _Run:
         yield from self.check(att)
         return att
 
-    def judge_in_answer(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
+    def judge_in_prompt(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
         """The check asked inside the attempt's own prompt, where the verifier is the reader and
         `verify.context` says so ("auto": where the reader was measured to judge well there);
         None sends each passage alone."""
@@ -461,7 +461,7 @@ class _Run:
                                           self.settings.verify,
                                           question=self.question if full else "",
                                           unknown_terms=self.unknown_terms,
-                                          check_at=self.judge_in_answer(verifier, att)):
+                                          check_at=self.judge_in_prompt(verifier, att)):
                     att.verdicts.append(v)
                     yield Checked(v, att.n)
                 att.verified = full

@@ -368,7 +368,7 @@ class RecordingJudge:
     """TEST DOUBLE: the real reader-as-judge, recording which of its two ways each check was asked."""
 
     def __init__(self, real):
-        self.real, self.name, self.alone, self.in_answer = real, real.name, [], []
+        self.real, self.name, self.alone, self.in_prompt = real, real.name, [], []
         self.judges_in_prompt = real.judges_in_prompt
 
     def check(self, document, claim):
@@ -376,7 +376,7 @@ class RecordingJudge:
         return self.real.check(document, claim)
 
     def check_in_prompt(self, messages, number, claim):
-        self.in_answer.append((messages, number))
+        self.in_prompt.append((messages, number))
         return self.real.check_in_prompt(messages, number, claim)
 
 
@@ -395,10 +395,10 @@ def test_the_reader_as_judge_is_asked_inside_its_own_answer_unless_set_otherwise
     final = events[-1].to_dict()
     assert types[-1] == "final" and final["verified"] is True and "verdict" in types
     if context == "passage" or (context == "auto" and not judge.judges_in_prompt):
-        assert judge.alone and not judge.in_answer
+        assert judge.alone and not judge.in_prompt
         return
-    assert judge.in_answer and not judge.alone
+    assert judge.in_prompt and not judge.alone
     n = len(events[0].passages)
-    assert judge.in_answer[0][0] == reader.calls[0]  # the first attempt's own messages
-    for messages, number in judge.in_answer:
+    assert judge.in_prompt[0][0] == reader.calls[0]  # the first attempt's own messages
+    for messages, number in judge.in_prompt:
         assert messages in reader.calls and 1 <= number <= n
