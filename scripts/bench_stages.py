@@ -69,12 +69,16 @@ class CountingVerifier:
         self.calls, self.tokens, self.seconds = 0, 0, 0.0
 
     def check(self, document: str, claim: str) -> bool:
+        return self.counted(lambda: self.inner.check(document, claim), minicheck_prompt(document, claim))
+
+    def counted(self, ask, prompt: str) -> bool:
+        """One judge call, timed, with the tokens of `prompt` counted as what it reads."""
         t = time.perf_counter()
         try:
-            return self.inner.check(document, claim)
+            return ask()
         finally:
             self.calls += 1
-            self.tokens += count_tokens(minicheck_prompt(document, claim))
+            self.tokens += count_tokens(prompt)
             self.seconds += time.perf_counter() - t
 
 
@@ -87,13 +91,8 @@ class CountingAnswerJudge(CountingVerifier):
         return self.inner.judges_in_prompt
 
     def check_in_prompt(self, messages: list[dict], number: int, claim: str) -> bool:
-        t = time.perf_counter()
-        try:
-            return self.inner.check_in_prompt(messages, number, claim)
-        finally:
-            self.calls += 1
-            self.tokens += count_tokens(in_prompt_messages(messages, number, claim)[-1]["content"])
-            self.seconds += time.perf_counter() - t
+        return self.counted(lambda: self.inner.check_in_prompt(messages, number, claim),
+                            in_prompt_messages(messages, number, claim)[-1]["content"])
 
 
 def setting_node(settings, dotted: str) -> tuple[object, str]:
