@@ -22,14 +22,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs inside each subprocess: argv = gguf, prompt file, prompt tokens, decode tokens, threads.
+# Runs inside each subprocess: argv = gguf, prompt file, prompt tokens, decode tokens, threads,
+# and optionally the batch size and 1 for flash attention (the reader's own: 512, off).
 CHILD = r"""
 import json, sys, time
 import llama_cpp
 from llama_cpp import Llama
 from nistchat.engine.backends.cpu_variant import installed_record
 gguf, prompt_file, n_prompt, n_decode, threads = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
-llm = Llama(model_path=gguf, n_ctx=n_prompt + n_decode + 16, n_threads=threads, n_batch=512, verbose=False)
+batch, flash = (int(sys.argv[6]), sys.argv[7] == "1") if len(sys.argv) > 7 else (512, False)
+llm = Llama(model_path=gguf, n_ctx=n_prompt + n_decode + 16, n_threads=threads, n_batch=batch, n_ubatch=batch,
+            flash_attn=flash, verbose=False)
 tokens = llm.tokenize(open(prompt_file, encoding="utf-8").read().encode(), add_bos=False)[:n_prompt]
 llm.eval(tokens[:8]); llm.reset()  # warm the kernels and the page cache outside the timing
 t = time.perf_counter(); llm.eval(tokens); prefill = time.perf_counter() - t
@@ -62,7 +65,8 @@ def corpus_prompt(path: Path) -> str:
 def run(build: str, gguf: Path, prompt: str, args) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([build, str(ROOT)])}
     out = subprocess.run([sys.executable, "-c", CHILD, str(gguf), prompt, str(args.tokens), str(args.decode),
-                          str(args.threads)], env=env, capture_output=True, text=True, timeout=900)
+                          str(args.threads), str(args.batch), "1" if args.flash_attn else "0"],
+                         env=env, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         sys.exit(f"{build}: {out.stderr[-2000:]}")
     row = json.loads(out.stdout.strip().splitlines()[-1])
@@ -80,15 +84,18 @@ def cpu_flags_line() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("builds", nargs="+", help="folders filled by scripts/build_llama.sh PYTHON FOLDER")
-    parser.add_argument("--gguf", type=Path, default=None, help="default: the 0.5B reader under the models dir")
+    parser.add_argument("--gguf", type=Path, default=None, help="a .gguf file (default: --reader's, under the models dir)")
+    parser.add_argument("--reader", default="qwen2.5-coder-0.5b", help="a reader name, when no --gguf is given")
     parser.add_argument("--tokens", type=int, default=2000)
     parser.add_argument("--decode", type=int, default=64)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=512, help="n_batch = n_ubatch (the reader's: 512)")
+    parser.add_argument("--flash-attn", action="store_true", help="flash attention (the reader's: off)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     from nistchat.config import GGUF_MODELS, load_settings
-    gguf = args.gguf or load_settings().models_dir / GGUF_MODELS["qwen2.5-coder-0.5b"]
+    gguf = args.gguf or load_settings().models_dir / GGUF_MODELS[args.reader]
     prompt = corpus_prompt(Path("/tmp") / f"bench-llama-variants-{os.getpid()}.txt")
     rows: dict[str, list[dict]] = {b: [] for b in args.builds}
     for r in range(args.repeats):
@@ -109,8 +116,8 @@ def main() -> None:
         print(json.dumps({"cpu_flags": cpu_flags_line(), "gguf": gguf.name, "threads": args.threads,
                           "builds": summary}, indent=1))
         return
-    print(f"CPU flags: {cpu_flags_line()}\nmodel {gguf.name}, {args.threads} threads, {args.repeats} runs each, "
-          f"alternating; medians")
+    print(f"CPU flags: {cpu_flags_line()}\nmodel {gguf.name}, {args.threads} threads, batch {args.batch}, "
+          f"flash attention {'on' if args.flash_attn else 'off'}, {args.repeats} runs each, alternating; medians")
     print(f"{'variant':<16} {'prompt':>6} {'prefill tok/s':>14} {'decode tok/s':>13}  same greedy output")
     base = summary[0]
     for s in summary:

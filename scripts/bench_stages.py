@@ -13,8 +13,13 @@ With --compare KEY=VALUE (e.g. verify.order=sentence) each question is answered 
 the setting and without, alternating which goes first, on the same reader and index: per-stage
 medians for both arms, and whether the verdicts agree where the drafts are the same.
 
+With --baseline FOLDER (a llama.cpp build that scripts/build_llama.sh filled, e.g. the x86-64-v3
+one) the same questions are first answered in a subprocess importing that build, with the
+--baseline-setting overrides (what the pipeline was before: e.g. verify.context=passage), and
+then here: both tables, and first token and total as ratios of the baseline's medians.
+
     python scripts/bench_stages.py [--n 8] [--reader qwen2.5-coder-1.5b] [--compare verify.order=sentence]
-        [--set verify.mode=always] [--json]
+        [--setting verify.mode=always] [--baseline /tmp/llama-v3 --baseline-setting KEY=VALUE] [--json]
 """
 from __future__ import annotations
 
@@ -140,7 +145,7 @@ def med(rows: list[dict], key: str) -> float:
 
 def table(rows: list[dict], top: dict) -> list[str]:
     """Per stage: median time, tokens, tokens/s, and the share of the machine's peak."""
-    answered = [r for r in rows if "error" not in r and not r["refused"]]
+    answered = answered_rows(rows)
     verified = [r for r in answered if r["verify_calls"]]
     out = [f"{'stage':<10}{'median s':>10}{'tokens':>8}{'tok/s':>8}{'of peak':>9}"]
 
@@ -173,8 +178,11 @@ def main() -> int:
     ap.add_argument("--reader", default="qwen2.5-coder-1.5b")
     ap.add_argument("--compare", default="", help="KEY=VALUE: answer each question with and without it")
     ap.add_argument("-o", "--setting", action="append", default=[], help="KEY=VALUE for both arms")
+    ap.add_argument("--baseline", default="", help="a llama.cpp build folder: the same questions answered with it first")
+    ap.add_argument("--baseline-setting", action="append", default=[], help="KEY=VALUE for the baseline only")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    baseline = run_baseline(args) if args.baseline else None
     settings = load_settings(overrides={**parse_overrides(tuple(args.setting)), "gguf": args.reader})
     runtime = Runtime(settings)
     runtime.retrieve("warm-up question about AI risk", k=6)
@@ -227,9 +235,34 @@ def main() -> int:
         ratio = [y["verify_s"] / x["verify_s"] for x, y in same if x["verify_s"] > 0.5]
         print(f"\nsame draft in both arms: {len(same)}/{len(a)}; verdicts the same on {agree}/{len(same)}; "
               f"verification time {args.compare} / default: median {statistics.median(ratio) if ratio else 0:.2f}")
+    if baseline:
+        print(f"\n== baseline: build {baseline['peak']['variant']} ({args.baseline}), "
+              f"settings {' '.join(args.baseline_setting) or 'the same'}: {len(baseline['results']['default'])} answers")
+        print("\n".join(table(baseline["results"]["default"], baseline["peak"])))
+        for key in ("first_token_s", "total_s"):
+            base = med(answered_rows(baseline["results"]["default"]), key)
+            now = med(answered_rows(results["default"]), key)
+            print(f"{key}: baseline {base:.1f} s, now {now:.1f} s: x{base / now if now else 0:.2f} faster")
     if args.json:
-        print(json.dumps({"peak": top, "results": results}, default=str))
+        print(json.dumps({"peak": top, "results": results, "baseline": baseline}, default=str))
     return 0
+
+
+def answered_rows(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if "error" not in r and not r["refused"]]
+
+
+def run_baseline(args) -> dict:
+    """This benchmark's default arm on the same questions, in a subprocess importing the baseline build."""
+    cmd = [sys.executable, __file__, "--json", "--set", args.sets, "--n", str(args.n), "--reader", args.reader]
+    for kv in args.setting + args.baseline_setting:  # the baseline's own overrides come last and win
+        cmd += ["-o", kv]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(args.baseline).resolve()), str(ROOT)])}
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"baseline run failed: {out.stderr[-2000:]}")
+    print("\n".join(line for line in out.stdout.splitlines() if line.startswith("# ")), flush=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
