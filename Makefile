@@ -11,7 +11,7 @@ SIBLING_CORPUS := $(abspath ../shared/corpus/markdown)
 export NISTCHAT_CORPUS_DIR ?= $(shell if [ -n "$$(ls data/corpus 2>/dev/null)" ]; then echo data/corpus; \
                                   elif [ -d "$(SIBLING_CORPUS)" ]; then echo "$(SIBLING_CORPUS)"; fi)
 
-.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest llama-server bench bench-first-run help
+.PHONY: run test test-slow test-all venv models-run models-test assets browser ingest llama-server llama-baseline bench bench-first-run help
 
 help:
 	@echo "make run   - set up (venv, models, index) and serve on 0.0.0.0:$${NISTCHAT_PORT:-8000}"
@@ -34,6 +34,13 @@ $(STAMP): pyproject.toml scripts/build_llama.sh
 llama-server: venv
 	@echo "==> llama-server (built once from the sdist's llama.cpp, cached under ~/.cache/nistchat/llama-server)"
 	@bash scripts/build_llama_server.sh $(PY) >/dev/null
+
+# The portable x86-64-v3 build beside the installed one, for `make bench` to measure the chosen
+# variant against (the wheel is cached by its flags, like the installed one's).
+LLAMA_BASELINE := data/llama-x86-64-v3
+llama-baseline: venv
+	@test -f $(LLAMA_BASELINE)/llama_cpp/nistchat-build.json || \
+	  NISTCHAT_LLAMA_VARIANT=x86-64-v3 bash scripts/build_llama.sh $(PY) $(LLAMA_BASELINE)
 
 models-run: venv
 	@echo "==> Embedded models (reader: $${NISTCHAT_GGUF:-qwen2.5-coder-1.5b})"
@@ -82,12 +89,15 @@ test-slow: models-run models-test assets browser llama-server
 test-all: models-run models-test assets browser llama-server
 	$(call run_pytest,-q -m "")
 
-bench: models-run models-test llama-server
+bench: models-run models-test llama-server llama-baseline
 	@$(PY) scripts/bench_ingest.py
 	@$(PY) scripts/bench_retrieval.py
 	@$(NISTCHAT) eval retrieval --set all --note "make bench"  # stored: `nistchat eval runs` is the history
 	@$(PY) scripts/bench_answer.py
-	@$(PY) scripts/bench_stages.py --compare verify.context=passage --setting verify.mode=always
+	@$(PY) scripts/bench_llama_variants.py --reader qwen2.5-coder-1.5b $(LLAMA_BASELINE) \
+	  $$($(PY) -c "import llama_cpp, pathlib; print(pathlib.Path(llama_cpp.__file__).parents[1])")
+	@$(PY) scripts/bench_stages.py --compare answer.context_tokens=1200 --setting verify.mode=always \
+	  --baseline $(LLAMA_BASELINE) --baseline-setting verify.context=passage
 	@$(PY) scripts/bench_judge_context.py
 	@$(PY) scripts/bench_reader_process.py
 	@$(PY) scripts/bench_reader_server.py
