@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from nistchat.chat.runs import registry
-from nistchat.chat.shared import RemoteRun, SharedRunRegistry
+from nistchat.chat.shared import MirroredRun, RemoteRun, SharedRunRegistry
 from nistchat.extensions import db
 from nistchat.models import AnswerEvents, AnswerLease, Message
 
@@ -125,3 +125,17 @@ def test_a_pending_answer_is_resumed_elsewhere_only_after_its_writers_lease_runs
     with app_b.app_context(), db.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(AnswerLease.__table__)).scalar() == 0
     wait_for(lambda: rows(app_b, AnswerEvents) == 0, timeout=15)
+
+
+def test_a_finished_answer_whose_lease_cannot_be_released_is_let_go(tmp_path, shared_runtime, shared_url):
+    """The database fails just as an answer is stored: the mirror stops renewing and copying that
+    answer (its lease runs out by itself), so its thread ends instead of retrying for ever."""
+    (app_a, _app_b), _clients = two_processes(tmp_path, shared_runtime, shared_url)
+    mirror = registry(app_a).mirror
+    run = MirroredRun(1, None, mirror)
+    mirror.watch(run)
+    assert mirror._thread is not None
+    AnswerLease.__table__.drop(mirror.engine)  # every write of the lease now fails, as with the database away
+    run.close()
+    assert run.done and mirror._runs == {}
+    wait_for(lambda: mirror._thread is None, timeout=5)

@@ -75,6 +75,12 @@ class RunMirror:
                 self._thread = threading.Thread(target=self._loop, name="answer-mirror", daemon=True)
                 self._thread.start()
 
+    def forget(self, run: "MirroredRun") -> None:
+        """Stop renewing and copying `run` (its lease then runs out by itself); the thread ends
+        with the last run."""
+        with self._lock:
+            self._runs.pop(run.message_id, None)
+
     def release(self, run: "MirroredRun") -> None:
         """The answer is stored: its last events (the `stored` one included) and the end of its
         lease in one transaction, so a follower that finds the lease gone has every event; the
@@ -155,6 +161,7 @@ class MirroredRun(AnswerRun):
             self.mirror.release(self)
         except Exception:  # the lease runs out by itself; followers then read the stored message
             log.warning("answer %s: cannot release its lease", self.message_id, exc_info=True)
+            self.mirror.forget(self)  # so it is not renewed for ever, nor written to a database gone for good
         super().close()
 
 
