@@ -173,7 +173,8 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
                    "share and the refusals (minutes per conversation on a CPU).")
 @click.option("--limit", type=click.IntRange(1), help="Only the first N conversations of each set.")
 @click.option("--languages", is_flag=True, help="Only the other-language turns, each as written and in English, "
-                                                "per ranked list (not stored).")
+                                                "per ranked list, with each split's translated questions "
+                                                "(languages_dev.jsonl, languages_test.jsonl; not stored).")
 def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, languages) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
@@ -186,7 +187,7 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
 
     runtime = run_runtime(parse_overrides(overrides))
     try:
-        paths = resolve_sets(spec, eval_dirs(runtime.settings))
+        paths = resolve_sets(spec, eval_dirs(runtime.settings), languages=languages)
         sets = {name: load_conversations(path)[:limit] for name, path in paths.items()}
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None

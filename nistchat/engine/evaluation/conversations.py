@@ -27,6 +27,9 @@ from .retrieval import missing_evidence
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
          "new_topic", "other_language")
 SET_FILES = {"dev": "conversations_dev.jsonl", "test": "conversations_test.jsonl"}
+# Single questions of the office splits translated into Spanish, German and French, written as one-turn
+# conversations (evaluation/languages.py): read beside a split's conversations by `--languages`.
+LANGUAGE_FILES = {"dev": "languages_dev.jsonl", "test": "languages_test.jsonl"}
 SET_SPECS = ("dev", "test", "both")
 
 
@@ -149,20 +152,27 @@ def load_conversations(path: Path) -> list[Conversation]:
     return out
 
 
-def resolve_sets(spec: str, eval_dirs: list[Path]) -> dict[str, Path]:
+def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -> dict[str, Path]:
     """`dev`, `test`, `both` or a JSONL file -> {set name: path}; the first of `eval_dirs` holding
-    the file wins."""
+    the file wins. With `languages`, each named split also brings its translated questions
+    (`dev questions`, from LANGUAGE_FILES), when the file exists."""
     if spec not in SET_SPECS:
         if Path(spec).is_file():
             return {Path(spec).stem: Path(spec)}
         raise ValueError(f"No conversation set {spec!r}: say {', '.join(SET_SPECS)} or a JSONL file.")
     found = {}
     for name in (("dev", "test") if spec == "both" else (spec,)):
-        path = next((d / SET_FILES[name] for d in eval_dirs if (d / SET_FILES[name]).is_file()), None)
+        path = _first(eval_dirs, SET_FILES[name])
         if path is None:
             raise ValueError(f"No {name} conversation set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
         found[name] = path
+        if languages and (questions := _first(eval_dirs, LANGUAGE_FILES[name])) is not None:
+            found[f"{name} questions"] = questions
     return found
+
+
+def _first(eval_dirs: list[Path], file: str) -> Path | None:
+    return next((d / file for d in eval_dirs if (d / file).is_file()), None)
 
 
 def _search_text(retrieval) -> str:
