@@ -55,7 +55,8 @@ _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")
 _CHUNK_ABBREV = r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bet al\.)(?<!\bvs\.)(?<!\bFig\.)(?<!\bNo\.)(?<!\bSec\.)(?<!\b[A-Z]\.)"
 _CHUNK_END = re.compile(_CHUNK_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _PLAIN_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-STYLES = ("answer", "chunk", "plain")
+_MESSAGE_END = re.compile(r"(?<![^\w]\w[.!?])(?<=[.!?])\s+")
+STYLES = ("answer", "chunk", "plain", "message")
 
 
 def _is_abbreviation_end(line: str, dot_end: int) -> bool:
@@ -98,15 +99,19 @@ def split_sentences(text: str, style: str = "answer") -> list[str]:
       abbreviations and identifier labels ("GOVERN 1.2.") kept, a citation after the period kept
       with the sentence before it;
     - "chunk" (chunk boundaries): whitespace collapsed, a shorter abbreviation list;
-    - "plain" (trim units of a long line): any .!? before a capital, the text kept verbatim.
+    - "plain" (trim units of a long line): any .!? before a capital, the text kept verbatim;
+    - "message" (what a person typed, often all in lower case): any .!? before a space, but not
+      after a one-letter word ("p. ej.", "e.g.").
 
-    Three styles, not one, because each is measured where it is used: changing "chunk" re-chunks the
+    Four styles, not one, because each is measured where it is used: changing "chunk" re-chunks the
     index, "plain" changes trimmed passages, "answer" changes verdicts."""
     if style == "chunk":
         text = re.sub(r"\s+", " ", text).strip()
         return [s.strip() for s in _CHUNK_END.split(text) if s.strip()] if text else []
     if style == "plain":
         return [s for s in _PLAIN_END.split(text) if s.strip()]
+    if style == "message":
+        return [s.strip() for s in _MESSAGE_END.split(text or "") if s.strip()]
     if style != "answer":
         raise ValueError(f"sentence style must be one of {STYLES}, got {style!r}")
     out = []

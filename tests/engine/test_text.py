@@ -47,6 +47,15 @@ def test_chunk_style_keeps_abbreviations_and_collapses_whitespace():
     assert split_sentences(" \n ", style="chunk") == []
 
 
+# -- "message" style: what a person typed, lower case and all
+
+def test_message_style_splits_before_lower_case_but_not_after_a_one_letter_word():
+    typed = "on passe un temps fou sur ces tableurs. est-ce que c'est la solution, e.g. pour GOVERN 1.2 ? oui"
+    assert split_sentences(typed, style="message") == [
+        "on passe un temps fou sur ces tableurs.", "est-ce que c'est la solution, e.g. pour GOVERN 1.2 ?", "oui"]
+    assert split_sentences("", style="message") == []
+
+
 # -- "plain" style: trim units, text verbatim
 
 def test_plain_style_splits_on_any_end_mark_and_keeps_the_text():

@@ -23,7 +23,8 @@ from typing import Callable
 from ..backends.base import Reader
 from ..backends.queue import ReaderQueue
 from ..errors import BackendError
-from ..text import neutralise
+from ..text import is_framework_id, neutralise, split_sentences
+from .query import identifiers
 from .rewrite import until
 
 # Function words frequent in questions and rare in English ones (no word in two of the lists but the
@@ -59,6 +60,10 @@ EXAMPLES = (("¿qué dice el marco sobre la transparencia?", "what does the fram
             ("quels risques y sont décrits ?", "which risks are described in it?"),
             ("auf Deutsch bitte: wer hat es geschrieben?", "in German please: who wrote it?"))
 CACHE_SIZE = 512  # translations remembered (a conversation's earlier questions come back every turn)
+# A translation with fewer words than this share of the message's has left a sentence out (the same
+# questions in English have 0.68-1.0 of their translation's words on the dev sets), once the message
+# is long enough for the share to mean something.
+SHORT_SHARE, SHORT_FROM_WORDS = 0.5, 8
 
 
 def typed_language(text: str) -> str:
@@ -110,15 +115,18 @@ class Translator:
                 return Translation(language, "", "busy", 0.0, "the reader is answering: searched as written")
             start = time.perf_counter()
             try:
-                reader = self.reader()  # loading it is no loss: the answer needs it next
+                self.reader()  # loading it is no loss: the answer needs it next
                 start = time.perf_counter()  # so the deadline is the translation's own
-                stream = reader.stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
-                pieces, status = until(stream, start + settings.deadline_s)
+                pieces, status = self._ask(text, settings, start + settings.deadline_s)
+                english = clean("".join(pieces))
+                if status == "done" and english and incomplete(text, english):  # a sentence left out
+                    whole = self._by_sentence(text, settings, start + settings.deadline_s)
+                    english = whole or english  # past the deadline: the part is better than none
             except BackendError as exc:
                 return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
                                    f"{exc.kind}: {exc.message}: searched as written")
         ms = (time.perf_counter() - start) * 1000
-        english = clean("".join(pieces))
+        english = keep_names(text, english)
         if text == text.lower():  # typed in lower case: capitals it lacks would read as acronyms (query.py)
             english = english.lower()
         if status != "done":  # half a question searches worse than the whole one as written
@@ -131,6 +139,58 @@ class Translator:
             while len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
         return Translation(language, english, "done", ms)
+
+    def _ask(self, text: str, settings, deadline: float) -> tuple[list[str], str]:
+        stream = self.reader().stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
+        return until(stream, deadline)
+
+    def _by_sentence(self, text: str, settings, deadline: float) -> str:
+        """The message translated a sentence at a time ('' past the deadline): a small reader given
+        a long message sometimes translates only its last sentence."""
+        out = []
+        for sentence in split_sentences(text, style="message"):
+            pieces, status = self._ask(sentence, settings, deadline)
+            if status != "done":
+                return ""
+            out.append(clean("".join(pieces)))
+        return " ".join(part for part in out if part)
+
+
+def incomplete(typed: str, english: str) -> bool:
+    """Whether `english` is too short to be the whole of `typed` (SHORT_SHARE)."""
+    words = len(typed.split())
+    return words >= SHORT_FROM_WORDS and len(english.split()) < SHORT_SHARE * words
+
+
+def keep_names(typed: str, english: str) -> str:
+    """`english` with the identifiers and acronyms of `typed` it misspelt put back ("TEEVV" for
+    "TEVV"), and the framework ids it dropped appended: they are the strongest search terms
+    (query.py), and a name the corpus never mentions counts against a question at the gate.
+    Acronyms translated away (KI, EE. UU., RRHH) are left as translated."""
+    ours = [i for i in identifiers(typed) if i not in ("KI", "IA")]
+    theirs = identifiers(english)
+    missing = [i for i in ours if i.lower() not in english.lower()]
+    invented = [i for i in theirs if i.lower() not in typed.lower() and i != "AI"]
+    for ident in missing:
+        near = next((w for w in invented if _near(w, ident)), None)
+        if near is not None:
+            english = re.sub(rf"(?<![\w.-]){re.escape(near)}(?![\w-])", ident, english)
+            invented.remove(near)
+        elif is_framework_id(ident):
+            english = f"{english} ({ident})"
+    return english
+
+
+def _near(a: str, b: str) -> bool:
+    """One letter added, dropped or changed (TEEVV / TEVV, GOVRN / GOVERN), in names of four
+    letters or more: in shorter ones one letter makes another name (US / UU)."""
+    a, b = a.upper(), b.upper()
+    if abs(len(a) - len(b)) > 1 or a == b or min(len(a), len(b)) < 4:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return a[i + 1:] == b[i + 1:] or a[i + 1:] == b[i:] or a[i:] == b[i + 1:]
 
 
 def messages(text: str) -> list[dict]:
