@@ -208,7 +208,7 @@ class _Run:
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
-        self.ask = ""  # what the reader is asked when not the question as typed (a turn acting on the last answer)
+        self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
 
     @property
@@ -395,7 +395,8 @@ class _Run:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
         messages = att.messages = build_messages(self.ask or self.question, self.passages, self.history,
-                                                 retry=retry, history_chars=self.opts.history_chars)
+                                                 retry=retry, history_chars=self.opts.history_chars,
+                                                 typed=self.question)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
                                              "retry": retry}], "citation-forced" if retry else "")

@@ -72,10 +72,12 @@ def history_window(history: list[dict] | None, limit: int = HISTORY_CHARS) -> st
 
 
 def build_messages(question: str, passages: list[Passage], history: list[dict] | None = None,
-                   *, retry: bool = False, history_chars: int = HISTORY_CHARS) -> list[dict]:
+                   *, retry: bool = False, history_chars: int = HISTORY_CHARS, typed: str = "") -> list[dict]:
     """Chat messages for one attempt: the system prompt; the passages (and the conversation so
     far) in delimited blocks; then the question alone in the last message. `retry` adds the
-    citation-forced instruction to the context message."""
+    citation-forced instruction to the context message. `typed`: what the person typed, when
+    `question` is what the reader is asked instead (a follow-up resolved in English): the answer's
+    language is read from it."""
     parts = [f"Context:\n<passages>\n{format_context(passages)}\n</passages>"]
     memory = history_window(history, history_chars)
     if memory:
@@ -83,7 +85,7 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
     if retry:
         parts.append(RETRY_INSTRUCTION)
     parts.append(QUESTION_FOLLOWS)
-    language = answer_language(question)  # the passages are English: say which language to answer in
+    language = answer_language(typed or question)  # the passages are English: say which language to answer in
     ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": "\n\n".join(parts)},

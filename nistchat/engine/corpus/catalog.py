@@ -111,8 +111,10 @@ class Catalog:
 
     def __init__(self, docs: Iterable[DocEntry | str], extra: dict[str, list[str]] | None = None):
         self.patterns: dict[str, list[tuple[str, re.Pattern]]] = {}
+        self.display: dict[str, str] = {}  # doc id -> how a page (and the reader) names it
         for doc in docs:
             entry = doc if isinstance(doc, DocEntry) else DocEntry(doc)
+            self.display[entry.id] = entry.display
             names = entry.names + list((extra or {}).get(entry.id, []))
             self.patterns[entry.id] = [(n, _pattern(n)) for n in names]
 

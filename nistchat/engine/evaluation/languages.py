@@ -8,7 +8,8 @@ a faithful translation of its question. Every conversation holding such turns is
 `run_conversations` twice, as written and with those turns in English (the other turns and the
 expected answers unchanged), once per list: each list alone (the others weighted 0 in the same
 fusion, so caps and parent expansion are the hybrid's) and the fused hybrid. The gate counts the
-other-language turns it would refuse although their evidence was retrieved (hybrid, as written).
+other-language turns it would refuse although their evidence was retrieved (hybrid), as written and
+in English: a question refused both ways is refused for its own sake, not its language's.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class LanguageTurn:
     hit_english: dict[str, bool] = field(default_factory=dict)  # list -> evidence-hit in English
     searched: str = ""  # what the hybrid searched for, as written
     refused: bool = False  # the gate refuses it (hybrid, as written)
+    refused_english: bool = False  # ... and in English: a refusal of both is not the language's doing
 
 
 @dataclass
@@ -68,7 +70,10 @@ class LanguageReport:
             entry["hit_english"] = round(entry["hits_english"] / n, 4) if n else None
         return {"k": self.k, "turns": n, "lists": per,
                 "refused": sum(t.refused for t in self.turns),
-                "refused_with_evidence": sum(t.refused and t.hit.get("hybrid", False) for t in self.turns)}
+                "refused_with_evidence": sum(t.refused and t.hit.get("hybrid", False) for t in self.turns),
+                "refused_english": sum(t.refused_english for t in self.turns),
+                "refused_english_with_evidence": sum(t.refused_english and t.hit_english.get("hybrid", False)
+                                                     for t in self.turns)}
 
 
 def run_languages(retriever: Retriever, conversations: list[Conversation], *, k: int = 6,
@@ -84,14 +89,14 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
     rows: dict[str, LanguageTurn] = {}
     for name, r in retrievers.items():
         own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None)
-        english = run_conversations(r, [in_english(c) for c in convs], k=k)
+        english = run_conversations(r, [in_english(c) for c in convs], k=k, gate=gate if name == "hybrid" else None)
         for mine, theirs in zip(own.turns, english.turns):
             if mine.kind != KIND:
                 continue
             row = rows.setdefault(mine.id, LanguageTurn(mine.id, mine.question, theirs.question))
             row.hit[name], row.hit_english[name] = mine.hit, theirs.hit
             if name == "hybrid":
-                row.searched, row.refused = mine.search_text, mine.refused
+                row.searched, row.refused, row.refused_english = mine.search_text, mine.refused, theirs.refused
     report.turns = list(rows.values())
     return report
 
@@ -113,9 +118,11 @@ def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) 
     rows = [(f"evidence-hit@{k}", head)]
     for name in LISTS:
         rows.append((f"  {LIST_LABELS[name]}", [cell(summaries[n], name, w) for n in names for w in ("", "_english")]))
-    rows.append(("refused by the gate", [v for n in names for v in (str(summaries[n]["refused"]), "")]))
+    rows.append(("refused by the gate", [v for n in names for v in (str(summaries[n]["refused"]),
+                                                                    str(summaries[n]["refused_english"]))]))
     rows.append(("  ... with its evidence retrieved",
-                 [v for n in names for v in (str(summaries[n]["refused_with_evidence"]), "")]))
+                 [v for n in names for v in (str(summaries[n]["refused_with_evidence"]),
+                                             str(summaries[n]["refused_english_with_evidence"]))]))
     label_w = max(len(r[0]) for r in rows) + 2
     width = max(14, *(len(v) + 2 for _label, values in rows for v in values))
     lines = [f"{label:<{label_w}}" + "".join(f"{v:>{width}}" for v in values) for label, values in rows]

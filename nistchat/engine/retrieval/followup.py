@@ -149,6 +149,17 @@ def answer_items(answer: str) -> list[str]:
     return best
 
 
+def compare_ask(text: str, base: str, docs: tuple[str, ...], catalog) -> str:
+    """What the reader is asked for a comparison: each document's own answer in turn. Asked the turn
+    alone ("does the GenAI profile say the same thing?"), a small reader answers "Yes" with nothing
+    behind it; each document's passages are in its context (the comparison retrieves from each)."""
+    if len(docs) < 2:
+        return ""
+    names = [catalog.display.get(d, d) if catalog else d for d in docs]
+    return (f'{text} (the earlier question: "{base}")\nAnswer for each document in turn, from its own passages: '
+            f'{", then ".join(names)}. Say they agree only where the passages of both say so.')
+
+
 def _topic(question: str, catalog) -> str:
     """A resolved question less the documents it names: what a comparison asks of another document."""
     return catalog.without_names(question) if catalog else question
@@ -250,7 +261,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
             return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both "
                               "turns searched, each on its own", "comparison", docs, compare=len(docs) > 1,
-                              leans_on_answered=answered)
+                              leans_on_answered=answered, ask=compare_ask(text, base, docs, catalog))
         return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the "
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:

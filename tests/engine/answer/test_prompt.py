@@ -108,3 +108,7 @@ def test_a_question_in_another_language_is_answered_in_it_and_a_language_asked_f
     spanish = build_messages("¿qué dice el perfil sobre la privacidad de los datos?", [P(1)])[2]["content"]
     assert spanish.endswith("\nAnswer in Spanish, translating from the English context.")
     assert "Answer in" not in build_messages("What does GOVERN 1.2 say?", [P(1)])[2]["content"]
+    # a follow-up the reader is asked in English (resolved) is still answered in the language typed
+    asked = build_messages('y el otro? (the earlier question: "what does the profile say about data privacy")',
+                           [P(1)], typed="y el otro?")[2]["content"]
+    assert asked.endswith("Answer in Spanish, translating from the English context.")

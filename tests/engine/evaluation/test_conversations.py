@@ -150,5 +150,6 @@ def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
     assert summary["turns"] == 1 and list(summary["lists"]) == ["dense", "bm25", "hybrid"]
     assert row["id"] == "c901.1" and row["english"].startswith("which characteristics")
     assert row["hit_english"]["hybrid"] and summary["lists"]["hybrid"]["hits_english"] == 1
-    assert summary["refused_with_evidence"] == 0
+    assert summary["refused_with_evidence"] == summary["refused_english_with_evidence"] == 0
+    assert row["refused"] is False and row["refused_english"] is False
     assert row["searched_for"] and not row["searched_for"].startswith("welche")  # searched in English

@@ -83,3 +83,12 @@ def test_the_detector_reads_each_dev_question_in_its_language(sets):
     wrong = [x for x in read if x[1] != x[2]]
     assert len(wrong) <= len(read) // 20, f"read as another language than written: {wrong}"
     assert not any(typed_language(r["turns"][0]["english"]) for r in sets["dev"])
+
+
+def test_languages_runs_bring_each_splits_translated_questions():
+    from nistchat.engine.evaluation.conversations import resolve_sets
+
+    assert list(resolve_sets("dev", [EVAL_DIR])) == ["dev"]
+    both = resolve_sets("both", [EVAL_DIR], languages=True)
+    assert list(both) == ["dev", "dev questions", "test", "test questions"]
+    assert both["test questions"].name == "languages_test.jsonl"

@@ -41,6 +41,7 @@ def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     assert r.kind == "item" and "Confabulation" in r.question and r.scope == (GAI,) and r.leans_on_answered
     last = resolve("and the last one?", chat(("which risks does the GAI profile list?", GAI_RISKS)), CATALOG)
     assert "Data Privacy" in last.question
+    assert last.ask == ""  # asked as typed: the reader reads the conversation (docs/decisions.md)
     # "the first step" names a thing of its own, not an item of the list
     assert resolve("is that the first step?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                    CATALOG).kind != "item"
@@ -71,7 +72,16 @@ def test_a_comparison_keeps_both_documents():
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
     assert r.question.startswith("how does define harm?")  # the question, asked of both, less the name
     switch = resolve("and what does the SSDF say about it?", chat(("how does the AI RMF define harm?", "Harm.")), CATALOG)
-    assert switch.scope == (SSDF,) and not switch.compare
+    assert switch.scope == (SSDF,) and not switch.compare and not switch.ask
+
+
+def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
+    """Asked the turn alone, a small reader answered "Yes, it says the same" with nothing behind it."""
+    r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
+    assert r.ask.startswith('is the GAI Profile\'s the same? (the earlier question: "how does the AI RMF define harm?")')
+    rmf, gai = CATALOG.display[RMF], CATALOG.display[GAI]
+    assert f"in turn, from its own passages: {rmf}, then {gai}." in r.ask and "agree only where" in r.ask
+    assert rmf == "AI RMF 1.0 (NIST AI 100-1)"
 
 
 def test_acting_on_the_previous_answer_reuses_its_passages():
