@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..retrieval import Retriever
 from ..types import Retrieval
-from .retrieval import missing_evidence
+from .retrieval import first_file, missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
          "new_topic", "other_language")
@@ -162,17 +162,13 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
         raise ValueError(f"No conversation set {spec!r}: say {', '.join(SET_SPECS)} or a JSONL file.")
     found = {}
     for name in (("dev", "test") if spec == "both" else (spec,)):
-        path = _first(eval_dirs, SET_FILES[name])
+        path = first_file(eval_dirs, SET_FILES[name])
         if path is None:
             raise ValueError(f"No {name} conversation set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
         found[name] = path
-        if languages and (questions := _first(eval_dirs, LANGUAGE_FILES[name])) is not None:
+        if languages and (questions := first_file(eval_dirs, LANGUAGE_FILES[name])) is not None:
             found[f"{name} questions"] = questions
     return found
-
-
-def _first(eval_dirs: list[Path], file: str) -> Path | None:
-    return next((d / file for d in eval_dirs if (d / file).is_file()), None)
 
 
 def _search_text(retrieval) -> str:

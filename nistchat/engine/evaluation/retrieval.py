@@ -160,6 +160,11 @@ SET_GROUPS = {"all": SETS, "both": ("dev", "test")}
 SET_SPECS = (*SETS, *SET_GROUPS, "reported")
 
 
+def first_file(eval_dirs: list[Path], file: str) -> Path | None:
+    """`file` in the first of `eval_dirs` that holds it (an instance's own sets before the shipped ones)."""
+    return next((d / file for d in eval_dirs if (d / file).is_file()), None)
+
+
 def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], list[str]]:
     """`dev`, `dev2`, `test`, `all`, `both` or a FILE -> {set name: path}, and notes for a person (a
     set of a group that is missing is said, and the group runs without it)."""
@@ -172,7 +177,7 @@ def resolve_sets(spec: str, eval_dirs: list[Path]) -> tuple[dict[str, Path], lis
     found = {}
     members = SET_GROUPS.get(spec, (spec,))
     for name in members:
-        path = next((d / SET_FILES[name] for d in eval_dirs if (d / SET_FILES[name]).is_file()), None)
+        path = first_file(eval_dirs, SET_FILES[name])
         if path is None:
             if spec == name:
                 raise ValueError(f"No {name} set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")

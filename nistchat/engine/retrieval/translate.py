@@ -115,12 +115,12 @@ class Translator:
                 return Translation(language, "", "busy", 0.0, "the reader is answering: searched as written")
             start = time.perf_counter()
             try:
-                self.reader()  # loading it is no loss: the answer needs it next
+                reader = self.reader()  # loading it is no loss: the answer needs it next
                 start = time.perf_counter()  # so the deadline is the translation's own
-                pieces, status = self._ask(text, settings, start + settings.deadline_s)
+                pieces, status = ask(reader, text, settings, start + settings.deadline_s)
                 english = clean("".join(pieces))
                 if status == "done" and english and incomplete(text, english):  # a sentence left out
-                    whole = self._by_sentence(text, settings, start + settings.deadline_s)
+                    whole = by_sentence(reader, text, settings, start + settings.deadline_s)
                     english = whole or english  # past the deadline: the part is better than none
             except BackendError as exc:
                 return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
@@ -140,20 +140,23 @@ class Translator:
                 self._cache.popitem(last=False)
         return Translation(language, english, "done", ms)
 
-    def _ask(self, text: str, settings, deadline: float) -> tuple[list[str], str]:
-        stream = self.reader().stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
-        return until(stream, deadline)
 
-    def _by_sentence(self, text: str, settings, deadline: float) -> str:
-        """The message translated a sentence at a time ('' past the deadline): a small reader given
-        a long message sometimes translates only its last sentence."""
-        out = []
-        for sentence in split_sentences(text, style="message"):
-            pieces, status = self._ask(sentence, settings, deadline)
-            if status != "done":
-                return ""
-            out.append(clean("".join(pieces)))
-        return " ".join(part for part in out if part)
+def ask(reader: Reader, text: str, settings, deadline: float) -> tuple[list[str], str]:
+    """The reader's translation of `text`, in pieces, and "done" or "deadline" (rewrite.until)."""
+    stream = reader.stream(messages(text), max_tokens=settings.max_tokens, temperature=0.0)
+    return until(stream, deadline)
+
+
+def by_sentence(reader: Reader, text: str, settings, deadline: float) -> str:
+    """The message translated a sentence at a time ('' past the deadline): a small reader given a
+    long message sometimes translates only its last sentence."""
+    out = []
+    for sentence in split_sentences(text, style="message"):
+        pieces, status = ask(reader, sentence, settings, deadline)
+        if status != "done":
+            return ""
+        out.append(clean("".join(pieces)))
+    return " ".join(part for part in out if part)
 
 
 def incomplete(typed: str, english: str) -> bool:

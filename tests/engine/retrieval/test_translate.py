@@ -12,7 +12,7 @@ import pytest
 from nistchat.engine.backends.queue import ReaderQueue
 from nistchat.engine.evaluation.retrieval import missing_evidence
 from nistchat.engine.retrieval import Translator, typed_language
-from nistchat.engine.retrieval.translate import clean, incomplete, keep_names
+from nistchat.engine.retrieval.translate import by_sentence, clean, incomplete, keep_names
 
 SPANISH = "¿cuáles son las características de los sistemas de IA confiables?"
 GERMAN = "Welche Merkmale haben vertrauenswürdige KI-Systeme laut dem Rahmenwerk?"  # every noun capitalised
@@ -62,7 +62,7 @@ def test_a_long_message_is_translated_a_sentence_at_a_time_when_asked(runtime, r
     """The path taken when one call left a sentence out: every sentence comes back in English."""
     typed = ("nuestro equipo revisa a mano cada salida marcada del chatbot. "
              "¿qué dice el informe de monitoreo sobre usar otro modelo para calificar las respuestas?")
-    whole = Translator(runtime.models.reader, ReaderQueue())._by_sentence(typed, roomy, time.perf_counter() + 120)
+    whole = by_sentence(runtime.models.reader(), typed, roomy, time.perf_counter() + 120)
     assert whole and not typed_language(whole) and not incomplete(typed, whole), whole
     assert "monitor" in whole.lower() and "model" in whole.lower(), whole
 
