@@ -50,9 +50,9 @@ def test_chunk_style_keeps_abbreviations_and_collapses_whitespace():
 # -- "message" style: what a person typed, lower case and all
 
 def test_message_style_splits_before_lower_case_but_not_after_a_one_letter_word():
-    typed = "on passe un temps fou sur ces tableurs. est-ce que c'est la solution, e.g. pour GOVERN 1.2 ? oui"
+    typed = "nous avons ouvert l'outil au service. est-ce que c'est la solution, e.g. pour GOVERN 1.2 ? oui"
     assert split_sentences(typed, style="message") == [
-        "on passe un temps fou sur ces tableurs.", "est-ce que c'est la solution, e.g. pour GOVERN 1.2 ?", "oui"]
+        "nous avons ouvert l'outil au service.", "est-ce que c'est la solution, e.g. pour GOVERN 1.2 ?", "oui"]
     assert split_sentences("", style="message") == []
 
 

@@ -151,8 +151,8 @@ def answer_items(answer: str) -> list[str]:
 
 def compare_ask(text: str, base: str, docs: tuple[str, ...], catalog) -> str:
     """What the reader is asked for a comparison: each document's own answer in turn. Asked the turn
-    alone ("does the GenAI profile say the same thing?"), a small reader answers "Yes" with nothing
-    behind it; each document's passages are in its context (the comparison retrieves from each)."""
+    alone ("and the other document, same?"), a small reader answers "Yes" with nothing behind it;
+    each document's passages are in its context (the comparison retrieves from each)."""
     if len(docs) < 2:
         return ""
     names = [catalog.display.get(d, d) if catalog else d for d in docs]

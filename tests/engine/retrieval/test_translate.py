@@ -41,27 +41,27 @@ def test_a_reply_is_cleaned_to_one_english_line():
 
 
 def test_names_the_translation_misspelt_come_back_and_translated_acronyms_stay():
-    typed = "en el apéndice del RMF sobre las tareas de TEVV, ¿qué significa SME?"
-    assert keep_names(typed, "what does SME mean in the RMF appendix on TEEVV tasks?") == \
-        "what does SME mean in the RMF appendix on TEVV tasks?"
+    typed = "¿quién hace las tareas de TEVV antes del despliegue, según el RMF?"
+    assert keep_names(typed, "who does the TEEVV tasks before deployment, according to the RMF?") == \
+        "who does the TEVV tasks before deployment, according to the RMF?"
     assert keep_names("¿qué pide GOVERN 1.2 a la KI?", "what does it ask of AI?") == "what does it ask of AI? (GOVERN 1.2)"
     assert keep_names("los EE. UU. y RRHH", "the US and HR") == "the US and HR"  # two letters: not a misspelling
     assert keep_names("was sagt MEASURE 2.7?", "what does MEASURE 2.7 say?") == "what does MEASURE 2.7 say?"
 
 
 def test_a_translation_that_left_a_sentence_out_is_told_from_a_whole_one():
-    typed = ("on passe un temps fou à faire la correspondance de nos contrôles entre plusieurs documents. "
-             "est-ce que le plan considère que c'est la solution ?")
-    assert incomplete(typed, "does the plan consider it the solution?")
-    assert not incomplete(typed, "we spend ages mapping our controls between several documents. "
-                                 "does the plan think that is the answer?")
+    typed = ("nous avons ouvert l'outil interne à tout le service juridique la semaine dernière. "
+             "est-ce que le cadre demande une revue avant ?")
+    assert incomplete(typed, "does the framework ask for a review first?")
+    assert not incomplete(typed, "we opened the internal tool to the whole legal department last week. "
+                                 "does the framework ask for a review first?")
     assert not incomplete("und für MAP?", "and for MAP?")  # short messages: the share means nothing
 
 
 def test_a_long_message_is_translated_a_sentence_at_a_time_when_asked(runtime, roomy):
     """The path taken when one call left a sentence out: every sentence comes back in English."""
-    typed = ("nuestro equipo revisa a mano cada salida marcada del chatbot. "
-             "¿qué dice el informe de monitoreo sobre usar otro modelo para calificar las respuestas?")
+    typed = ("nuestro equipo publica un modelo nuevo cada semana para el chatbot interno. "
+             "¿qué dice el informe de monitoreo sobre vigilar el modelo después del despliegue?")
     whole = by_sentence(runtime.models.reader(), typed, roomy, time.perf_counter() + 120)
     assert whole and not typed_language(whole) and not incomplete(typed, whole), whole
     assert "monitor" in whole.lower() and "model" in whole.lower(), whole
