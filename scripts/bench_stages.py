@@ -239,10 +239,13 @@ def main() -> int:
         print(f"\n== baseline: build {baseline['peak']['variant']} ({args.baseline}), "
               f"settings {' '.join(args.baseline_setting) or 'the same'}: {len(baseline['results']['default'])} answers")
         print("\n".join(table(baseline["results"]["default"], baseline["peak"])))
+        pairs = answered_in_both(baseline["results"]["default"], results["default"])
+        print(f"answered in both (the ratios' questions): {len(pairs)}/{len(results['default'])}")
         for key in ("first_token_s", "total_s"):
-            base = med(answered_rows(baseline["results"]["default"]), key)
-            now = med(answered_rows(results["default"]), key)
-            print(f"{key}: baseline {base:.1f} s, now {now:.1f} s: x{base / now if now else 0:.2f} faster")
+            base, now = med([b for b, _ in pairs], key), med([n for _, n in pairs], key)
+            each = [b[key] / n[key] for b, n in pairs if b.get(key) and n.get(key)]
+            print(f"{key}: baseline {base:.1f} s, now {now:.1f} s: x{base / now if now else 0:.2f} faster"
+                  f" (per question: median x{statistics.median(each) if each else 0:.2f})")
     if args.json:
         print(json.dumps({"peak": top, "results": results, "baseline": baseline}, default=str))
     return 0
@@ -250,6 +253,13 @@ def main() -> int:
 
 def answered_rows(rows: list[dict]) -> list[dict]:
     return [r for r in rows if "error" not in r and not r["refused"]]
+
+
+def answered_in_both(base: list[dict], now: list[dict]) -> list[tuple[dict, dict]]:
+    """The questions answered (not refused, no error) in both runs, paired: a question refused in one
+    run only has no time to compare, and a median over different questions is not a ratio."""
+    ours = {(r["set"], r["id"]): r for r in answered_rows(now)}
+    return [(r, ours[(r["set"], r["id"])]) for r in answered_rows(base) if (r["set"], r["id"]) in ours]
 
 
 def run_baseline(args) -> dict:
