@@ -38,7 +38,7 @@ from bench_llama_variants import CHILD, corpus_prompt, cpu_flags_line  # noqa: E
 
 from nistchat.commands.evaluate import parse_overrides  # noqa: E402  -o as `nistchat eval` reads it
 from nistchat.config import GGUF_MODELS, load_settings  # noqa: E402
-from nistchat.engine.backends.base import AnswerJudge, in_prompt_messages, minicheck_prompt  # noqa: E402
+from nistchat.engine.backends.base import AnswerJudge, in_prompt_messages, minicheck_prompt, move_kept_prompt  # noqa: E402
 from nistchat.engine.runtime import Runtime  # noqa: E402
 from nistchat.engine.text import count_tokens  # noqa: E402
 
@@ -112,7 +112,7 @@ def setting_node(settings, dotted: str) -> tuple[object, str]:
 def answer_stages(runtime: Runtime, question: str, counter: CountingVerifier) -> dict:
     """One answer's stages. A one-token call first, untimed, moves llama.cpp's kept prompt away, so
     an answer never starts from the prompt the question's other arm left (it would read nothing)."""
-    "".join(runtime.models.reader().stream([{"role": "user", "content": "."}], max_tokens=1, temperature=0.0))
+    move_kept_prompt(runtime.models.reader())
     counter.reset()
     start = time.perf_counter()
     final, pieces, first = None, 0, None

@@ -226,16 +226,26 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
 
 def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool) -> None:
     """`eval conversations --languages`: other-language turns against their English (evaluation/languages.py)."""
+    from ..engine.backends.base import move_kept_prompt
+    from ..engine.errors import BackendError
     from ..engine.evaluation import format_languages, run_languages
 
-    reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse)
+    def between() -> None:  # as an answer would: the next translation reads its prompt anew
+        try:
+            move_kept_prompt(runtime.models.reader())
+        except BackendError:
+            pass  # no reader: the translations fail too, and their questions are searched as written
+
+    runtime.models.self_test()  # as `serve` does: the reader's measured rate sets the translation's deadline
+    reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse,
+                                   between=between)
                for name, convs in sets.items()}
     if as_json:
         print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()},
                     "summaries": {n: r.summary() for n, r in reports.items()},
                     "turns": {n: [{"id": t.id, "question": t.question, "english": t.english, "hit": t.hit,
                                    "hit_english": t.hit_english, "searched_for": t.searched, "refused": t.refused,
-                                   "refused_english": t.refused_english}
+                                   "refused_english": t.refused_english, "negative": t.negative}
                                   for t in r.turns] for n, r in reports.items()}})
         return
     for name, path in paths.items():

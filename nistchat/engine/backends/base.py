@@ -108,6 +108,14 @@ PREFILL_PROBE_MESSAGES = [{"role": "user", "content": (
     "trustworthiness, manages what it finds and governs the whole effort with clear roles. " * 9)}]
 
 
+def move_kept_prompt(reader: Reader) -> None:
+    """One token for a one-character prompt, so that the reader's next call reads its prompt from
+    the start. llama.cpp (and servers with a prompt cache) keep the last prompt and reuse its
+    longest common prefix; in a chat every answer leaves its own prompt there, so a benchmark or an
+    evaluation that runs calls back to back would time them faster than a person meets them."""
+    "".join(reader.stream([{"role": "user", "content": "."}], max_tokens=1, temperature=0.0))
+
+
 class Pace:
     """How long the reader may take to its first token: the prompt's tokens at the reader's measured
     prefill rate, times FACTOR, between a floor and a ceiling.

@@ -28,8 +28,11 @@ KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison
          "new_topic", "other_language")
 SET_FILES = {"dev": "conversations_dev.jsonl", "test": "conversations_test.jsonl"}
 # Single questions of the office splits translated into Spanish, German and French, written as one-turn
-# conversations (evaluation/languages.py): read beside a split's conversations by `--languages`.
-LANGUAGE_FILES = {"dev": "languages_dev.jsonl", "test": "languages_test.jsonl"}
+# conversations (evaluation/languages.py): read beside a split's conversations by `--languages`. Each
+# split has two files: every other answerable question, then the rest with the questions the corpus
+# does not answer.
+LANGUAGE_FILES = {"dev": ("languages_dev.jsonl", "languages_dev2.jsonl"),
+                  "test": ("languages_test.jsonl", "languages_test2.jsonl")}
 SET_SPECS = ("dev", "test", "both")
 
 
@@ -155,7 +158,7 @@ def load_conversations(path: Path) -> list[Conversation]:
 def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -> dict[str, Path]:
     """`dev`, `test`, `both` or a JSONL file -> {set name: path}; the first of `eval_dirs` holding
     the file wins. With `languages`, each named split also brings its translated questions
-    (`dev questions`, from LANGUAGE_FILES), when the file exists."""
+    (`dev questions`, `dev questions 2`, from LANGUAGE_FILES), the files that exist."""
     if spec not in SET_SPECS:
         if Path(spec).is_file():
             return {Path(spec).stem: Path(spec)}
@@ -166,12 +169,14 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
         if path is None:
             raise ValueError(f"No {name} conversation set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
         found[name] = path
-        if languages and (questions := first_file(eval_dirs, LANGUAGE_FILES[name])) is not None:
-            found[f"{name} questions"] = questions
+        for i, file in enumerate(LANGUAGE_FILES[name] if languages else ()):
+            if (questions := first_file(eval_dirs, file)) is not None:
+                found[f"{name} questions" + (f" {i + 1}" if i else "")] = questions
     return found
 
 
-def _search_text(retrieval) -> str:
+def search_text_of(retrieval) -> str:
+    """What the retrieval searched for, from its trace (a follow-up's rewrite, a translation)."""
     stage = retrieval.trace.stage("query")
     items = stage.items if stage else []
     return str(items[0].get("search_text", "")) if items else ""
@@ -196,7 +201,7 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
                          "sources": [{**p.to_dict(), "cited": False} for p in result.passages]}]
             texts = [p.text for p in result.passages]
             missing = missing_evidence(turn.evidence, texts)
-            row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, _search_text(result),
+            row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
                              round(result.timings_ms.get("total", 0.0), 1), turn,
                              bool(gate(result)) if gate else False)

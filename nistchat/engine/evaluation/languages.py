@@ -9,7 +9,9 @@ a faithful translation of its question. Every conversation holding such turns is
 expected answers unchanged), once per list: each list alone (the others weighted 0 in the same
 fusion, so caps and parent expansion are the hybrid's) and the fused hybrid. The gate counts the
 other-language turns it would refuse although their evidence was retrieved (hybrid), as written and
-in English: a question refused both ways is refused for its own sake, not its language's.
+in English: a question refused both ways is refused for its own sake, not its language's. A
+translated question the corpus does not answer (a one-turn conversation without evidence) is only
+gated, as written and in English: the gate should refuse it as often in either language.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Callable
 
 from ..retrieval import Retriever
 from ..types import Retrieval
-from .conversations import Conversation, run_conversations
+from .conversations import Conversation, run_conversations, search_text_of
 
 KIND = "other_language"
 LISTS = ("dense", "bm25", "dense2", "hybrid")
@@ -53,6 +55,7 @@ class LanguageTurn:
     searched: str = ""  # what the hybrid searched for, as written
     refused: bool = False  # the gate refuses it (hybrid, as written)
     refused_english: bool = False  # ... and in English: a refusal of both is not the language's doing
+    negative: bool = False  # the corpus does not answer it: no evidence, only the refusals count
 
 
 @dataclass
@@ -62,23 +65,31 @@ class LanguageReport:
     turns: list[LanguageTurn] = field(default_factory=list)
 
     def summary(self) -> dict:
-        n = len(self.turns)
-        per = {name: {"n": n, "hits": sum(t.hit[name] for t in self.turns),
-                      "hits_english": sum(t.hit_english[name] for t in self.turns)} for name in self.lists}
+        turns = [t for t in self.turns if not t.negative]
+        negatives = [t for t in self.turns if t.negative]
+        n = len(turns)
+        per = {name: {"n": n, "hits": sum(t.hit[name] for t in turns),
+                      "hits_english": sum(t.hit_english[name] for t in turns)} for name in self.lists}
         for entry in per.values():
             entry["hit"] = round(entry["hits"] / n, 4) if n else None
             entry["hit_english"] = round(entry["hits_english"] / n, 4) if n else None
         return {"k": self.k, "turns": n, "lists": per,
-                "refused": sum(t.refused for t in self.turns),
-                "refused_with_evidence": sum(t.refused and t.hit.get("hybrid", False) for t in self.turns),
-                "refused_english": sum(t.refused_english for t in self.turns),
+                "refused": sum(t.refused for t in turns),
+                "refused_with_evidence": sum(t.refused and t.hit.get("hybrid", False) for t in turns),
+                "refused_english": sum(t.refused_english for t in turns),
                 "refused_english_with_evidence": sum(t.refused_english and t.hit_english.get("hybrid", False)
-                                                     for t in self.turns)}
+                                                     for t in turns),
+                "negatives": len(negatives), "negatives_refused": sum(t.refused for t in negatives),
+                "negatives_refused_english": sum(t.refused_english for t in negatives)}
 
 
 def run_languages(retriever: Retriever, conversations: list[Conversation], *, k: int = 6,
-                  gate: Callable[[Retrieval], bool] | None = None) -> LanguageReport:
-    """Each other-language turn's evidence-hit@k per list, as written and in English (module doc)."""
+                  gate: Callable[[Retrieval], bool] | None = None,
+                  between: Callable[[], None] | None = None) -> LanguageReport:
+    """Each other-language turn's evidence-hit@k per list, as written and in English (module doc).
+    `between()` runs after each turn of the first list's pass, the one that translates: in a chat an
+    answer comes between two questions and leaves its own prompt in the reader
+    (backends.base.move_kept_prompt), so each translation reads its prompt anew, as it does there."""
     convs = []
     for c in conversations:  # up to the last other-language turn: later turns are not scored here
         last = max((i for i, t in enumerate(c.turns) if t.kind == KIND), default=-1)
@@ -87,8 +98,9 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
     retrievers = {name: r for name in LISTS if (r := one_list(retriever, name)) is not None}
     report = LanguageReport(k, list(retrievers))
     rows: dict[str, LanguageTurn] = {}
-    for name, r in retrievers.items():
-        own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None)
+    for i, (name, r) in enumerate(retrievers.items()):
+        own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None,
+                                on_turn=(lambda _row: between()) if between and i == 0 else None)
         english = run_conversations(r, [in_english(c) for c in convs], k=k, gate=gate if name == "hybrid" else None)
         for mine, theirs in zip(own.turns, english.turns):
             if mine.kind != KIND:
@@ -98,6 +110,15 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
             if name == "hybrid":
                 row.searched, row.refused, row.refused_english = mine.search_text, mine.refused, theirs.refused
     report.turns = list(rows.values())
+    for c in conversations if gate is not None else ():  # one-turn questions the corpus does not answer
+        turn = c.turns[0]
+        if turn.kind == KIND and not turn.evidence and turn.english:
+            if between:
+                between()
+            own = retriever.retrieve(turn.question, k=k)
+            report.turns.append(LanguageTurn(f"{c.id}.1", turn.question, turn.english, searched=search_text_of(own),
+                                             refused=gate(own), negative=True,
+                                             refused_english=gate(retriever.retrieve(turn.english, k=k))))
     return report
 
 
@@ -123,6 +144,11 @@ def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) 
     rows.append(("  ... with its evidence retrieved",
                  [v for n in names for v in (str(summaries[n]["refused_with_evidence"]),
                                              str(summaries[n]["refused_english_with_evidence"]))]))
+    if any(s["negatives"] for s in summaries.values()):
+        rows.append(("not in the corpus: refused by the gate",
+                     [v for n in names for v in (f"{summaries[n]['negatives_refused']}/{summaries[n]['negatives']}",
+                                                 f"{summaries[n]['negatives_refused_english']}/"
+                                                 f"{summaries[n]['negatives']}")]))
     label_w = max(len(r[0]) for r in rows) + 2
     width = max(14, *(len(v) + 2 for _label, values in rows for v in values))
     lines = [f"{label:<{label_w}}" + "".join(f"{v:>{width}}" for v in values) for label, values in rows]
@@ -131,7 +157,9 @@ def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) 
             lines += ["", f"{set_name} turns (hit as written / in English, per list: "
                           f"{', '.join(rep.lists)}):"]
             for t in rep.turns:
-                marks = " ".join(f"{'+' if t.hit[n] else '-'}{'+' if t.hit_english[n] else '-'}" for n in rep.lists)
+                marks = ("not in the corpus: refused " + ("+" if t.refused else "-") + ("+" if t.refused_english else "-")
+                         if t.negative else
+                         " ".join(f"{'+' if t.hit[n] else '-'}{'+' if t.hit_english[n] else '-'}" for n in rep.lists))
                 lines.append(f"  {t.id} {marks}  {t.question}" + ("  (refused by the gate)" if t.refused else ""))
                 if t.searched and t.searched != t.question.lower():
                     lines.append(f"      searched for: {t.searched!r}")

@@ -142,12 +142,19 @@ def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
         {"question": "welche Merkmale haben vertrauenswürdige KI-Systeme?", "english":
          "which characteristics do trustworthy AI systems have?", "kind": "other_language", "doc": "NIST.AI.100-1",
          "evidence": ["valid and reliable, safe, secure and resilient, accountable and transparent"],
-         "key_terms": ["valid and reliable"], "answer": "Gültig und zuverlässig, sicher, ..."}]}), encoding="utf-8")
+         "key_terms": ["valid and reliable"], "answer": "Gültig und zuverlässig, sicher, ..."}]}) + "\n" +
+                 json.dumps({"id": "c902", "turns": [  # the corpus does not answer it: only gated
+                     {"question": "was verlangt der Sarbanes-Oxley Act für Modellprüfungen?", "english":
+                      "what does the Sarbanes-Oxley Act require for model audits?", "kind": "other_language",
+                      "doc": None, "evidence": [], "key_terms": [], "answer": ""}]}), encoding="utf-8")
     out = CliRunner().invoke(main, ["eval", "conversations", "--set", str(f), "--languages", "--json"], obj=runtime)
     assert out.exit_code == 0, out.output
     rep = json.loads(out.stdout.strip().splitlines()[-1])
-    summary, (row,) = rep["summaries"]["langs"], rep["turns"]["langs"]
+    summary, (row, negative) = rep["summaries"]["langs"], rep["turns"]["langs"]
     assert summary["turns"] == 1 and list(summary["lists"]) == ["dense", "bm25", "hybrid"]
+    assert negative["id"] == "c902.1" and negative["negative"] and not negative["hit"]
+    assert summary["negatives"] == 1 and summary["negatives_refused_english"] == 1  # an unknown name: refused
+    assert summary["negatives_refused"] == int(negative["refused"])
     assert row["id"] == "c901.1" and row["english"].startswith("which characteristics")
     assert row["hit_english"]["hybrid"] and summary["lists"]["hybrid"]["hits_english"] == 1
     assert summary["refused_with_evidence"] == summary["refused_english_with_evidence"] == 0

@@ -1,12 +1,14 @@
-"""Consistency checks for the translated question sets (data/eval/languages_dev.jsonl and the held-out
-languages_test.jsonl): questions of the office splits typed in Spanish, German or French.
+"""Consistency checks for the translated question sets (data/eval/languages_dev.jsonl,
+languages_dev2.jsonl and the held-out languages_test.jsonl, languages_test2.jsonl): questions of the
+office splits typed in Spanish, German or French.
 
 Each line is a one-turn conversation whose turn copies its source question's doc, evidence, key
 terms and answer, with the source question verbatim as `english`; so the set measures the
 translation alone against the same question in English (`nistchat eval conversations --languages`).
-Checked here: the selection rule the README states (every other answerable question, languages in
-rotation), the copied fields equal to the source's, dev drawn from the dev split and test from the
-held-out one, and the language detector reading each dev question as the language it is in.
+Checked here: the selection rule the README states (the first file every other answerable question,
+the second the rest with the negatives, languages in rotation), the copied fields equal to the
+source's, dev drawn from the dev split and test from the held-out one, and the language detector
+reading each dev question as the language it is in.
 """
 from __future__ import annotations
 
@@ -18,7 +20,12 @@ from nistchat.engine.evaluation.conversations import LANGUAGE_FILES, load_conver
 from tests.engine.evaluation.test_golden_set import load_jsonl, normalise
 from tests.engine.evaluation.test_test_set import EVAL_DIR
 
-SOURCES = {"dev": ("dev_office.jsonl", "ld"), "test": ("test.jsonl", "lt")}
+# file -> (source split, id prefix, which half of the answerable questions, with the negatives?)
+SOURCES = {"languages_dev.jsonl": ("dev_office.jsonl", "ld", 0, False),
+           "languages_dev2.jsonl": ("dev_office.jsonl", "le", 1, True),
+           "languages_test.jsonl": ("test.jsonl", "lt", 0, False),
+           "languages_test2.jsonl": ("test.jsonl", "lu", 1, True)}
+DEV = ("languages_dev.jsonl", "languages_dev2.jsonl")
 ROTATION = ("Spanish", "German", "French")
 COPIED = ("doc", "evidence", "key_terms", "answer")
 
@@ -26,10 +33,11 @@ COPIED = ("doc", "evidence", "key_terms", "answer")
 @pytest.fixture(scope="module")
 def sets() -> dict[str, list[dict]]:
     out = {}
-    for name, file in LANGUAGE_FILES.items():
+    assert sorted(f for files in LANGUAGE_FILES.values() for f in files) == sorted(SOURCES)
+    for file in SOURCES:
         path = EVAL_DIR / file
         assert path.is_file(), f"missing {path}"
-        out[name] = load_jsonl(path)
+        out[file] = load_jsonl(path)
     return out
 
 
@@ -39,10 +47,13 @@ def answerable(file: str) -> list[dict]:
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_selection_rule_and_rotation(sets, name):
-    """Every other answerable question of the source split, in its order, languages in rotation: the
-    rule fixed before anything was measured, so no question was picked for how it fares."""
-    file, prefix = SOURCES[name]
-    chosen = answerable(file)[::2]
+    """Every other answerable question of the source split, in its order (the second file: the others,
+    with every negative where it stands), languages in rotation: the rule fixed before anything was
+    measured, so no question was picked for how it fares."""
+    file, prefix, half, negatives = SOURCES[name]
+    picked = {q["id"] for q in answerable(file)[half::2]}
+    chosen = [q for q in load_jsonl(EVAL_DIR / file)
+              if q["id"] in picked or (negatives and q["category"] == "negative")]
     rows = sets[name]
     assert [r["source"] for r in rows] == [q["id"] for q in chosen]
     assert [r["id"] for r in rows] == [f"{prefix}{i:03d}" for i in range(1, len(rows) + 1)]
@@ -52,7 +63,7 @@ def test_selection_rule_and_rotation(sets, name):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_one_turn_copying_its_source(sets, name):
-    sources = {q["id"]: q for q in answerable(SOURCES[name][0])}
+    sources = {q["id"]: q for q in load_jsonl(EVAL_DIR / SOURCES[name][0])}
     for row in sets[name]:
         (turn,) = row["turns"]
         source = sources[row["source"]]
@@ -69,7 +80,7 @@ def test_questions_unique_across_both_sets(sets):
 
 
 def test_the_loader_reads_them(sets):
-    for file in LANGUAGE_FILES.values():
+    for file in SOURCES:
         convs = load_conversations(EVAL_DIR / file)
         assert convs and all(len(c.turns) == 1 and c.turns[0].english for c in convs)
 
@@ -79,10 +90,11 @@ def test_the_detector_reads_each_dev_question_in_its_language(sets):
     took for English would be searched as typed (dev only; test is not looked at this way)."""
     from nistchat.engine.retrieval import typed_language
 
-    read = [(r["id"], r["language"], typed_language(r["turns"][0]["question"])) for r in sets["dev"]]
+    rows = [r for file in DEV for r in sets[file]]
+    read = [(r["id"], r["language"], typed_language(r["turns"][0]["question"])) for r in rows]
     wrong = [x for x in read if x[1] != x[2]]
     assert len(wrong) <= len(read) // 20, f"read as another language than written: {wrong}"
-    assert not any(typed_language(r["turns"][0]["english"]) for r in sets["dev"])
+    assert not any(typed_language(r["turns"][0]["english"]) for r in rows)
 
 
 def test_languages_runs_bring_each_splits_translated_questions():
@@ -90,5 +102,6 @@ def test_languages_runs_bring_each_splits_translated_questions():
 
     assert list(resolve_sets("dev", [EVAL_DIR])) == ["dev"]
     both = resolve_sets("both", [EVAL_DIR], languages=True)
-    assert list(both) == ["dev", "dev questions", "test", "test questions"]
+    assert list(both) == ["dev", "dev questions", "dev questions 2", "test", "test questions", "test questions 2"]
     assert both["test questions"].name == "languages_test.jsonl"
+    assert both["dev questions 2"].name == "languages_dev2.jsonl"
