@@ -103,7 +103,8 @@ class TranslateSettings:
     (retrieval/translate.py), when the reader is idle."""
     enabled: bool = setting(True, "translate such questions for the search (off: searched as written)")
     max_tokens: int = setting(64, "longest translation", minimum=8)
-    deadline_s: float = setting(8.0, "no whole translation by then: searched as written", minimum=0.1)
+    deadline_s: float = setting(8.0, "seconds for the translation once its prompt is read at the reader's measured rate; "
+                                     "no whole translation by then: searched as written", minimum=0.1)
 
 
 @dataclass

@@ -85,7 +85,7 @@ class Runtime:
                 self._retriever = Retriever(index, settings, embedder=models.embedder, reranker=models.reranker,
                                             reranker_missing=models.reranker_missing,
                                             rewriter=Rewriter(models.reader, self.queue), second=second,
-                                            translator=Translator(models.reader, self.queue))
+                                            translator=Translator(models.reader, self.queue, models.pace))
             return self._retriever
 
     @property

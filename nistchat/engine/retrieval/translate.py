@@ -20,10 +20,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
-from ..backends.base import Reader
+from ..backends.base import Pace, Reader
 from ..backends.queue import ReaderQueue
 from ..errors import BackendError
-from ..text import is_framework_id, neutralise, split_sentences
+from ..text import count_tokens, is_framework_id, neutralise, split_sentences
 from .query import identifiers
 from .rewrite import until
 
@@ -91,11 +91,16 @@ class Translation:
 
 
 class Translator:
-    """`Translator(reader, queue)(text, settings)` -> Translation; `settings` is
-    `[retrieval.translate]`. The reader is borrowed from the queue only when no answer uses it."""
+    """`Translator(reader, queue, pace)(text, settings)` -> Translation; `settings` is
+    `[retrieval.translate]`. The reader is borrowed from the queue only when no answer uses it.
 
-    def __init__(self, reader: Callable[[], Reader], queue: ReaderQueue):
-        self.reader, self.queue = reader, queue
+    The deadline is `deadline_s` after the translation's prompt has been read at the reader's
+    measured rate (`pace`, backends/base.Pace): the prompt is read anew after every answer, which
+    leaves its own prompt in the reader, and reading it takes 1-2 s on one CPU and 6 s on another;
+    a fixed deadline chosen on the first cut every translation short on the second."""
+
+    def __init__(self, reader: Callable[[], Reader], queue: ReaderQueue, pace: Pace | None = None):
+        self.reader, self.queue, self.pace = reader, queue, pace
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -117,10 +122,11 @@ class Translator:
             try:
                 reader = self.reader()  # loading it is no loss: the answer needs it next
                 start = time.perf_counter()  # so the deadline is the translation's own
-                pieces, status = ask(reader, text, settings, start + settings.deadline_s)
+                deadline = start + self.deadline_s(text, settings)
+                pieces, status = ask(reader, text, settings, deadline)
                 english = clean("".join(pieces))
                 if status == "done" and english and incomplete(text, english):  # a sentence left out
-                    whole = by_sentence(reader, text, settings, start + settings.deadline_s)
+                    whole = by_sentence(reader, text, settings, deadline)
                     english = whole or english  # past the deadline: the part is better than none
             except BackendError as exc:
                 return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
@@ -139,6 +145,13 @@ class Translator:
             while len(self._cache) > CACHE_SIZE:
                 self._cache.popitem(last=False)
         return Translation(language, english, "done", ms)
+
+
+    def deadline_s(self, text: str, settings) -> float:
+        """Seconds the translation of `text` may take: `deadline_s`, plus reading its prompt at the
+        measured rate (none before a measurement)."""
+        reading = self.pace.expected_s(sum(count_tokens(m["content"]) for m in messages(text))) if self.pace else None
+        return settings.deadline_s + (reading or 0.0)
 
 
 def ask(reader: Reader, text: str, settings, deadline: float) -> tuple[list[str], str]:

@@ -81,6 +81,24 @@ def test_the_reader_translates_remembers_and_is_bounded(runtime, roomy):
     assert cut.status == "deadline" and cut.text == "", cut  # half a translation is not searched
 
 
+def test_the_deadline_adds_reading_the_prompt_at_the_measured_rate():
+    """A slower CPU reads the translation's prompt for longer; the writing gets deadline_s on any."""
+    from nistchat.engine.backends.base import Pace
+    from nistchat.engine.retrieval.translate import messages
+    from nistchat.engine.text import count_tokens
+
+    settings = type("S", (), {"deadline_s": 8.0})()
+    pace = Pace(60.0, 900.0)
+    translator = Translator(lambda: None, ReaderQueue(), pace)
+    assert translator.deadline_s(GERMAN, settings) == 8.0  # nothing measured yet
+    tokens = sum(count_tokens(m["content"]) for m in messages(GERMAN))
+    pace.observe(tokens, 2.0)  # this machine reads the prompt in 2 s
+    assert translator.deadline_s(GERMAN, settings) == pytest.approx(10.0)
+    pace.observe(tokens, 12.0)  # a busier one: the moving average rises, so does the deadline
+    assert translator.deadline_s(GERMAN, settings) > 10.0
+    assert Translator(lambda: None, ReaderQueue()).deadline_s(GERMAN, settings) == 8.0  # no pace given
+
+
 def test_a_busy_reader_is_not_waited_for():
     def never():
         raise AssertionError("the reader was called while an answer held it")
