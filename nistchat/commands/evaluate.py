@@ -245,7 +245,8 @@ def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool
                     "summaries": {n: r.summary() for n, r in reports.items()},
                     "turns": {n: [{"id": t.id, "question": t.question, "english": t.english, "hit": t.hit,
                                    "hit_english": t.hit_english, "searched_for": t.searched, "refused": t.refused,
-                                   "refused_english": t.refused_english, "negative": t.negative}
+                                   "refused_english": t.refused_english, "negative": t.negative,
+                                   "translation": t.translation}
                                   for t in r.turns] for n, r in reports.items()}})
         return
     for name, path in paths.items():

@@ -68,6 +68,7 @@ class TurnResult:
     refused: bool = False  # the refusal gate would refuse it before generation (with answers: it was refused)
     answer: str | None = None  # with answers: the reader's text (None: retrieval only)
     key_terms: float | None = None  # with answers: share of the turn's key terms in the answer
+    translation: str = ""  # a turn in another language: how its translation went ("done", "deadline", ...)
 
     @property
     def follow_up(self) -> bool:
@@ -175,6 +176,12 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
     return found
 
 
+def translation_of(retrieval) -> str:
+    """The translation's status from the retrieval's trace ('' when the question was not translated)."""
+    stage = retrieval.trace.stage("translate")
+    return str(stage.items[0].get("status", "")) if stage and stage.items else ""
+
+
 def search_text_of(retrieval) -> str:
     """What the retrieval searched for, from its trace (a follow-up's rewrite, a translation)."""
     stage = retrieval.trace.stage("query")
@@ -204,7 +211,7 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
                              round(result.timings_ms.get("total", 0.0), 1), turn,
-                             bool(gate(result)) if gate else False)
+                             bool(gate(result)) if gate else False, translation=translation_of(result))
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

@@ -15,12 +15,13 @@ gated, as written and in English: the gate should refuse it as often in either l
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..retrieval import Retriever
 from ..types import Retrieval
-from .conversations import Conversation, run_conversations, search_text_of
+from .conversations import Conversation, run_conversations, search_text_of, translation_of
 
 KIND = "other_language"
 LISTS = ("dense", "bm25", "dense2", "hybrid")
@@ -56,6 +57,7 @@ class LanguageTurn:
     refused: bool = False  # the gate refuses it (hybrid, as written)
     refused_english: bool = False  # ... and in English: a refusal of both is not the language's doing
     negative: bool = False  # the corpus does not answer it: no evidence, only the refusals count
+    translation: str = ""  # how its translation went in the hybrid's pass ("done", "cached", "deadline", ...)
 
 
 @dataclass
@@ -80,16 +82,18 @@ class LanguageReport:
                 "refused_english_with_evidence": sum(t.refused_english and t.hit_english.get("hybrid", False)
                                                      for t in turns),
                 "negatives": len(negatives), "negatives_refused": sum(t.refused for t in negatives),
-                "negatives_refused_english": sum(t.refused_english for t in negatives)}
+                "negatives_refused_english": sum(t.refused_english for t in negatives),
+                "translations": dict(Counter(t.translation or "none" for t in self.turns))}
 
 
 def run_languages(retriever: Retriever, conversations: list[Conversation], *, k: int = 6,
                   gate: Callable[[Retrieval], bool] | None = None,
                   between: Callable[[], None] | None = None) -> LanguageReport:
     """Each other-language turn's evidence-hit@k per list, as written and in English (module doc).
-    `between()` runs after each turn of the first list's pass, the one that translates: in a chat an
-    answer comes between two questions and leaves its own prompt in the reader
-    (backends.base.move_kept_prompt), so each translation reads its prompt anew, as it does there."""
+    `between()` runs after each turn: in a chat an answer comes between two questions and leaves its
+    own prompt in the reader (backends.base.move_kept_prompt), so each translation reads its prompt
+    anew, as it does there. The hybrid's pass runs first, so that its translation is the one try a
+    person's question gets (one cut by its deadline is tried again in the single lists' passes)."""
     convs = []
     for c in conversations:  # up to the last other-language turn: later turns are not scored here
         last = max((i for i, t in enumerate(c.turns) if t.kind == KIND), default=-1)
@@ -98,9 +102,9 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
     retrievers = {name: r for name in LISTS if (r := one_list(retriever, name)) is not None}
     report = LanguageReport(k, list(retrievers))
     rows: dict[str, LanguageTurn] = {}
-    for i, (name, r) in enumerate(retrievers.items()):
+    for name, r in sorted(retrievers.items(), key=lambda item: item[0] != "hybrid"):
         own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None,
-                                on_turn=(lambda _row: between()) if between and i == 0 else None)
+                                on_turn=(lambda _row: between()) if between else None)
         english = run_conversations(r, [in_english(c) for c in convs], k=k, gate=gate if name == "hybrid" else None)
         for mine, theirs in zip(own.turns, english.turns):
             if mine.kind != KIND:
@@ -109,6 +113,7 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
             row.hit[name], row.hit_english[name] = mine.hit, theirs.hit
             if name == "hybrid":
                 row.searched, row.refused, row.refused_english = mine.search_text, mine.refused, theirs.refused
+                row.translation = mine.translation
     report.turns = list(rows.values())
     for c in conversations if gate is not None else ():  # one-turn questions the corpus does not answer
         turn = c.turns[0]
@@ -117,9 +122,15 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
                 between()
             own = retriever.retrieve(turn.question, k=k)
             report.turns.append(LanguageTurn(f"{c.id}.1", turn.question, turn.english, searched=search_text_of(own),
-                                             refused=gate(own), negative=True,
+                                             refused=gate(own), negative=True, translation=translation_of(own),
                                              refused_english=gate(retriever.retrieve(turn.english, k=k))))
     return report
+
+
+def in_time(summary: dict) -> str:
+    """Turns whose translation came by the deadline (or from the cache), of all the set's turns."""
+    statuses = summary["translations"]
+    return f"{statuses.get('done', 0) + statuses.get('cached', 0)}/{sum(statuses.values())}"
 
 
 def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) -> str:
@@ -144,6 +155,8 @@ def format_languages(reports: dict[str, LanguageReport], *, turns: bool = True) 
     rows.append(("  ... with its evidence retrieved",
                  [v for n in names for v in (str(summaries[n]["refused_with_evidence"]),
                                              str(summaries[n]["refused_english_with_evidence"]))]))
+    rows.append(("translated in time (all turns)",
+                 [v for n in names for v in (in_time(summaries[n]), "")]))
     if any(s["negatives"] for s in summaries.values()):
         rows.append(("not in the corpus: refused by the gate",
                      [v for n in names for v in (f"{summaries[n]['negatives_refused']}/{summaries[n]['negatives']}",

@@ -155,6 +155,7 @@ def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
     assert negative["id"] == "c902.1" and negative["negative"] and not negative["hit"]
     assert summary["negatives"] == 1 and summary["negatives_refused_english"] == 1  # an unknown name: refused
     assert summary["negatives_refused"] == int(negative["refused"])
+    assert row["translation"] in ("done", "deadline", "busy", "error") and sum(summary["translations"].values()) == 2
     assert row["id"] == "c901.1" and row["english"].startswith("which characteristics")
     assert row["hit_english"]["hybrid"] and summary["lists"]["hybrid"]["hits_english"] == 1
     assert summary["refused_with_evidence"] == summary["refused_english_with_evidence"] == 0
