@@ -174,8 +174,10 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
 @click.option("--limit", type=click.IntRange(1), help="Only the first N conversations of each set.")
 @click.option("--languages", is_flag=True, help="Only the other-language turns, each as written and in English, "
                                                 "per ranked list, with each split's translated questions "
-                                                "(languages_dev.jsonl, languages_test.jsonl; not stored).")
-def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, languages) -> None:
+                                                "(languages_dev.jsonl, languages_test.jsonl, ...; not stored).")
+@click.option("--list", "lists", multiple=True, type=click.Choice(["dense", "bm25", "dense2", "hybrid"]),
+              help="With --languages: only these ranked lists (repeatable; default all; the hybrid always).")
+def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, languages, lists) -> None:
     """Retrieval turn by turn through each conversation, with the history the chat would pass (the
     earlier questions, and each earlier turn's expected answer standing in for the real one):
     evidence-hit@k for first turns against follow-ups and per kind of turn, dev and test side by side.
@@ -195,7 +197,7 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
         runtime.index  # noqa: B018 - a missing index is one clear line, before anything runs
         pipeline = runtime.pipeline
         if languages:
-            _languages(runtime, pipeline, sets, paths, k, as_json)
+            _languages(runtime, pipeline, sets, paths, k, as_json, tuple(lists))
             return
         if answers:
             progress = lambda r: click.echo(f"  {r.id} [{r.kind}] hit={int(r.hit)} terms={r.key_terms:.2f}"  # noqa: E731
@@ -224,11 +226,12 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
         click.echo(f"\nstored as run {run_id} (conversations): `nistchat eval runs`, /evals/{run_id}")
 
 
-def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool) -> None:
+def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool, lists: tuple[str, ...]) -> None:
     """`eval conversations --languages`: other-language turns against their English (evaluation/languages.py)."""
     from ..engine.backends.base import move_kept_prompt
     from ..engine.errors import BackendError
     from ..engine.evaluation import format_languages, run_languages
+    from ..engine.evaluation.languages import LISTS
 
     def between() -> None:  # as an answer would: the next translation reads its prompt anew
         try:
@@ -238,7 +241,7 @@ def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool
 
     runtime.models.self_test()  # as `serve` does: the reader's measured rate sets the translation's deadline
     reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse,
-                                   between=between)
+                                   between=between, lists=(*lists, "hybrid") if lists else LISTS)
                for name, convs in sets.items()}
     if as_json:
         print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()},

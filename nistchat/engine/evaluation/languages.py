@@ -88,23 +88,24 @@ class LanguageReport:
 
 def run_languages(retriever: Retriever, conversations: list[Conversation], *, k: int = 6,
                   gate: Callable[[Retrieval], bool] | None = None,
-                  between: Callable[[], None] | None = None) -> LanguageReport:
+                  between: Callable[[], None] | None = None, lists: tuple[str, ...] = LISTS) -> LanguageReport:
     """Each other-language turn's evidence-hit@k per list, as written and in English (module doc).
     `between()` runs after each turn: in a chat an answer comes between two questions and leaves its
     own prompt in the reader (backends.base.move_kept_prompt), so each translation reads its prompt
     anew, as it does there. The hybrid's pass runs first, so that its translation is the one try a
-    person's question gets (one cut by its deadline is tried again in the single lists' passes)."""
+    person's question gets; the single lists' passes (`lists`: those measured) run back to back,
+    where one cut by its deadline is tried again, quickly, on the kept prompt."""
     convs = []
     for c in conversations:  # up to the last other-language turn: later turns are not scored here
         last = max((i for i, t in enumerate(c.turns) if t.kind == KIND), default=-1)
         if last >= 0:
             convs.append(Conversation(c.id, c.turns[:last + 1]))
-    retrievers = {name: r for name in LISTS if (r := one_list(retriever, name)) is not None}
+    retrievers = {name: r for name in LISTS if name in lists and (r := one_list(retriever, name)) is not None}
     report = LanguageReport(k, list(retrievers))
     rows: dict[str, LanguageTurn] = {}
     for name, r in sorted(retrievers.items(), key=lambda item: item[0] != "hybrid"):
         own = run_conversations(r, convs, k=k, gate=gate if name == "hybrid" else None,
-                                on_turn=(lambda _row: between()) if between else None)
+                                on_turn=(lambda _row: between()) if between and name == "hybrid" else None)
         english = run_conversations(r, [in_english(c) for c in convs], k=k, gate=gate if name == "hybrid" else None)
         for mine, theirs in zip(own.turns, english.turns):
             if mine.kind != KIND:
