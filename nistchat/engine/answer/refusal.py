@@ -133,11 +133,22 @@ def stated_ids(question: str, passages: list[Passage]) -> list[str]:
 
 def asked_terms(retrieval: Retrieval) -> str:
     """The text whose names the unknown-term rule checks: a question typed in another language as
-    translated for the search; none when it could not be translated (its words are not the English
-    corpus's, German capitalises every noun, "KI" is AI: not a clear case); else as written."""
+    translated for the search (of its names, those typed: typed_names); none when it could not be
+    translated (its words are not the English corpus's, German capitalises every noun, "KI" is AI:
+    not a clear case); else as written."""
     if retrieval.english:
         return retrieval.english
     return "" if typed_language(retrieval.question) else retrieval.question
+
+
+def typed_names(terms: list[str], typed: str) -> list[str]:
+    """The `terms` that `typed` holds as written (a decimal comma read as a point). Why: a
+    translation brings in names of its own ("Bavaria" for "Bayern", a version number, two words
+    joined by a slash), and only a name the person typed says what the question is about; the names
+    people ask about out of the corpus (acronyms, laws, ids) mostly cross languages as they are. One
+    translated away ("GDPR" for "RGPD") no longer counts: the reader and the checks decide that one."""
+    text = re.sub(r"(?<=\d),(?=\d)", ".", typed.lower())
+    return [t for t in terms if re.search(rf"(?<!\w){re.escape(t.lower())}(?!\w)", text)]
 
 
 def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None = None) -> Gate:
@@ -150,6 +161,8 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
         return Gate(None, threshold, feature, True, rule="no_passages")
     score = FEATURES[feature](retrieval, embedder)
     unknown = unknown_terms(asked_terms(retrieval), vocab) if vocab else []
+    if retrieval.english:
+        unknown = typed_names(unknown, retrieval.question)
     g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
     followup = retrieval.followup
     leans = followup is not None and followup.leans_on_answered

@@ -81,6 +81,14 @@ def test_the_reader_translates_remembers_and_is_bounded(runtime, roomy):
     assert cut.status == "deadline" and cut.text == "", cut  # half a translation is not searched
 
 
+def test_of_a_translations_names_the_gate_counts_those_typed():
+    from nistchat.engine.answer.refusal import typed_names
+
+    assert typed_names(["COVID-19", "CCPA"], "que dit le CCPA sur le covid ?") == ["CCPA"]
+    assert typed_names(["0.2", "800-53"], "quelque chose comme 0,2 pour le 800-53 ?") == ["0.2", "800-53"]
+    assert typed_names(["AI"], "¿qué es la IA?") == [] and typed_names(["SB"], "sbom") == []  # whole names only
+
+
 def test_the_deadline_adds_reading_the_prompt_at_the_measured_rate():
     """A slower CPU reads the translation's prompt for longer; the writing gets deadline_s on any."""
     from nistchat.engine.backends.base import Pace
@@ -139,8 +147,10 @@ def test_the_gate_judges_a_translated_question_by_its_english_and_an_untranslate
     untranslated = runtime.retriever.with_config(translate={"enabled": False}).retrieve(GERMAN)
     g = pipeline.refusal_gate(untranslated)
     assert not g.refuse and g.unknown_terms == [], g  # "Merkmale", "Rahmenwerk", "KI-Systeme": not names
-    english = pipeline.refusal_gate(dataclasses.replace(untranslated,
-                                                        english="Which features does the Colorado AI Act name?"))
-    assert english.unknown_terms == ["Colorado"]  # a name the corpus never mentions still counts, in English
+    typed = dataclasses.replace(untranslated, question="welche Merkmale nennt der Colorado AI Act?",
+                                english="Which features does the Colorado AI Act name?")
+    assert pipeline.refusal_gate(typed).unknown_terms == ["Colorado"]  # typed, and never in the corpus: it counts
+    brought = dataclasses.replace(untranslated, english="Which features do trustworthy AI systems have in Bavaria?")
+    assert pipeline.refusal_gate(brought).unknown_terms == []  # a name only the translation has is not the person's
     # a request for a language names no topic
     assert pipeline.refusal_gate(dataclasses.replace(untranslated, english="and in German?")).unknown_terms == []
