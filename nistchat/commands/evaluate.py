@@ -228,20 +228,12 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
 
 def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool, lists: tuple[str, ...]) -> None:
     """`eval conversations --languages`: other-language turns against their English (evaluation/languages.py)."""
-    from ..engine.backends.base import move_kept_prompt
-    from ..engine.errors import BackendError
-    from ..engine.evaluation import format_languages, run_languages
-    from ..engine.evaluation.languages import LISTS
-
-    def between() -> None:  # as an answer would: the next translation reads its prompt anew
-        try:
-            move_kept_prompt(runtime.models.reader())
-        except BackendError:
-            pass  # no reader: the translations fail too, and their questions are searched as written
+    from ..engine.evaluation import LANGUAGE_LISTS, answer_between, format_languages, run_languages
 
     runtime.models.self_test()  # as `serve` does: the reader's measured rate sets the translation's deadline
     reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse,
-                                   between=between, lists=(*lists, "hybrid") if lists else LISTS)
+                                   between=answer_between(runtime.models.reader),
+                                   lists=(*lists, "hybrid") if lists else LANGUAGE_LISTS)
                for name, convs in sets.items()}
     if as_json:
         print_json({"k": k, "sets": {n: str(p) for n, p in paths.items()},

@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from ..backends.base import Reader, move_kept_prompt
+from ..errors import BackendError
 from ..retrieval import Retriever
 from ..types import Retrieval
 from .conversations import Conversation, run_conversations, search_text_of, translation_of
@@ -44,6 +46,18 @@ def one_list(retriever: Retriever, name: str) -> Retriever | None:
         return None
     names = set(retriever.config.weights) | {"dense", "bm25", "exact", "dense2"}
     return retriever.with_config(weights={n: float(n == name) for n in sorted(names)})
+
+
+def answer_between(reader: Callable[[], Reader]) -> Callable[[], None]:
+    """What an answer does to the reader between two questions of a chat, for `run_languages`'
+    `between`: it leaves its own prompt there, so the next translation reads its prompt anew. No
+    reader is no error here: the translations fail too, and their questions are searched as written."""
+    def between() -> None:
+        try:
+            move_kept_prompt(reader())
+        except BackendError:
+            pass
+    return between
 
 
 @dataclass
