@@ -131,14 +131,14 @@ def stated_ids(question: str, passages: list[Passage]) -> list[str]:
     return out
 
 
-def asked_terms(retrieval: Retrieval) -> str:
-    """The text whose names the unknown-term rule checks: a question typed in another language as
-    translated for the search (of its names, those typed: typed_names); none when it could not be
-    translated (its words are not the English corpus's, German capitalises every noun, "KI" is AI:
-    not a clear case); else as written."""
+def asked_unknown(retrieval: Retrieval, vocab: set[str]) -> list[str]:
+    """The names the unknown-term rule holds against a question: those of a question typed in
+    another language as translated for the search, of them those the person typed (typed_names);
+    none when it could not be translated (its words are not the English corpus's, German capitalises
+    every noun, "KI" is AI: not a clear case); else those of the question as written."""
     if retrieval.english:
-        return retrieval.english
-    return "" if typed_language(retrieval.question) else retrieval.question
+        return typed_names(unknown_terms(retrieval.english, vocab), retrieval.question)
+    return [] if typed_language(retrieval.question) else unknown_terms(retrieval.question, vocab)
 
 
 def typed_names(terms: list[str], typed: str) -> list[str]:
@@ -160,9 +160,7 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     if not retrieval.passages:
         return Gate(None, threshold, feature, True, rule="no_passages")
     score = FEATURES[feature](retrieval, embedder)
-    unknown = unknown_terms(asked_terms(retrieval), vocab) if vocab else []
-    if retrieval.english:
-        unknown = typed_names(unknown, retrieval.question)
+    unknown = asked_unknown(retrieval, vocab) if vocab else []
     g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
     followup = retrieval.followup
     leans = followup is not None and followup.leans_on_answered

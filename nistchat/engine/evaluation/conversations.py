@@ -176,17 +176,20 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
     return found
 
 
+def _traced(retrieval, stage_name: str, key: str) -> str:
+    """`key` of the first item the retrieval's trace holds for stage `stage_name` ('' if none)."""
+    stage = retrieval.trace.stage(stage_name)
+    return str(stage.items[0].get(key, "")) if stage and stage.items else ""
+
+
 def translation_of(retrieval) -> str:
     """The translation's status from the retrieval's trace ('' when the question was not translated)."""
-    stage = retrieval.trace.stage("translate")
-    return str(stage.items[0].get("status", "")) if stage and stage.items else ""
+    return _traced(retrieval, "translate", "status")
 
 
 def search_text_of(retrieval) -> str:
     """What the retrieval searched for, from its trace (a follow-up's rewrite, a translation)."""
-    stage = retrieval.trace.stage("query")
-    items = stage.items if stage else []
-    return str(items[0].get("search_text", "")) if items else ""
+    return _traced(retrieval, "query", "search_text")
 
 
 def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None,

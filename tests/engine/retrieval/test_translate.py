@@ -84,8 +84,8 @@ def test_the_reader_translates_remembers_and_is_bounded(runtime, roomy):
 def test_of_a_translations_names_the_gate_counts_those_typed():
     from nistchat.engine.answer.refusal import typed_names
 
-    assert typed_names(["COVID-19", "CCPA"], "que dit le CCPA sur le covid ?") == ["CCPA"]
-    assert typed_names(["0.2", "800-53"], "quelque chose comme 0,2 pour le 800-53 ?") == ["0.2", "800-53"]
+    assert typed_names(["Bavaria", "SOX"], "was sagt SOX über Bayern?") == ["SOX"]
+    assert typed_names(["0.7", "ISO-9001"], "un seuil de 0,7 pour ISO-9001 ?") == ["0.7", "ISO-9001"]
     assert typed_names(["AI"], "¿qué es la IA?") == [] and typed_names(["SB"], "sbom") == []  # whole names only
 
 
