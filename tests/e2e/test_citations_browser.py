@@ -206,8 +206,8 @@ def test_every_citation_of_20_answers_opens_the_viewer_beside_the_answer_at_its_
                         page.screenshot(path=str(ARTIFACTS / "viewer-wide.png"))
                     timings.append((shown["ms"], answer.doc, passage_id))
                     kinds[answer.kinds[n]] = kinds.get(answer.kinds[n], 0) + 1
-                    page.keyboard.press("Escape")
-                    assert page.locator("#doc-pane").is_hidden()
+                    page.keyboard.press("Escape")  # Back, then the popstate closes it: a moment later
+                    page.locator("#doc-pane").wait_for(state="hidden", timeout=5_000)
                     assert page.evaluate("document.activeElement.getAttribute('aria-describedby')") == \
                         mark.get_attribute("aria-describedby")  # focus back on the mark
     finally:
