@@ -11,7 +11,8 @@ from .retrieval import (MODES, SET_FILES, SET_SPECS, ablate, evaluate, format_ab
                         match_norm, resolve_sets)
 from .smalltalk import load_split as load_smalltalk_split, measure as measure_smalltalk, sweep as sweep_smalltalk
 
-__all__ = ["LANGUAGE_LISTS", "MODES", "RULES", "SET_FILES", "SET_SPECS", "STAGES", "ablate", "answer_between", "compare", "config_snapshot", "evaluate",
+__all__ = ["LANGUAGE_LISTS", "MODES", "RULES", "SET_FILES", "SET_SPECS", "STAGES", "ablate", "answer_between",
+           "compare", "config_snapshot", "evaluate",
            "format_ablation", "format_compare", "format_conversations", "format_languages", "format_sets", "headline",
            "judges_of",
            "load_conversations", "load_golden", "match_norm", "resolve_conversation_sets", "resolve_sets", "rule_off",
