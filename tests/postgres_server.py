@@ -55,7 +55,7 @@ class PostgresServer:
         self._drops: queue.Queue[str] = queue.Queue()
         self._clean: queue.Queue[str] = queue.Queue()
         self.template = ""
-        self._version = None
+        self._schema_of_template: tuple[list, list] | None = None
         threading.Thread(target=self._dropper, name="pg-drop", daemon=True).start()
 
     def _run_as(self) -> dict:
@@ -135,20 +135,25 @@ class PostgresServer:
         with psycopg.connect(host="127.0.0.1", port=self.port, user=ROLE, dbname=name, autocommit=True) as conn:
             conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                          "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-            tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                                                 "AND tablename <> 'alembic_version'")]
-            version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
-            if version != self._template_version():
-                raise RuntimeError(f"test database {name} was migrated away from the template: {version}")
+            tables, version = self._schema(conn)
+            if (tables, version) != self._template_schema():
+                raise RuntimeError(f"test database {name} was changed away from the template: {version}, {tables}")
             conn.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
         self._clean.put(name)
 
-    def _template_version(self) -> list:
-        if self._version is None:
+    @staticmethod
+    def _schema(conn) -> tuple[list, list]:
+        """Its tables and its migration: a test may drop a table (the database gone away) or migrate."""
+        tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                             "AND tablename <> 'alembic_version' ORDER BY tablename")]
+        return tables, conn.execute("SELECT version_num FROM alembic_version").fetchall()
+
+    def _template_schema(self) -> tuple[list, list]:
+        if self._schema_of_template is None:
             import psycopg
             with psycopg.connect(host="127.0.0.1", port=self.port, user=ROLE, dbname=self.template) as conn:
-                self._version = conn.execute("SELECT version_num FROM alembic_version").fetchall()
-        return self._version
+                self._schema_of_template = self._schema(conn)
+        return self._schema_of_template
 
     def drop_database_later(self, name: str) -> None:
         """Dropped by a background thread (a drop waits for a checkpoint: ~0.25 s a test saved)."""

@@ -14,13 +14,19 @@ import sqlalchemy as sa
 from nistchat.chat.runs import registry
 from nistchat.chat.shared import MirroredRun, RemoteRun, SharedRunRegistry
 from nistchat.extensions import db
-from nistchat.models import AnswerEvents, AnswerLease, Message
+from nistchat.models import AnswerEvents, AnswerLease, Conversation, Message
 
 from .conftest import make_settings
 from .web_support import build_app, message_id, post, sse_events, stored, wait_for
 
 pytestmark = pytest.mark.both_engines
-LEASE_S = 2.0
+LEASE_S = 2.0  # the tests of leases running out: short, so they wait little
+STALL_PROOF_LEASE_S = 15.0  # the default: a whole-process stall on a loaded machine must not end a live answer
+
+
+@pytest.fixture
+def lease_s() -> float:
+    return LEASE_S
 
 
 @pytest.fixture
@@ -29,12 +35,12 @@ def shared_url(tmp_path, database_url) -> str:
 
 
 @pytest.fixture
-def shared_runtime(tmp_path, tiny_data, light_runtime, shared_url):
+def shared_runtime(tmp_path, tiny_data, light_runtime, shared_url, lease_s):
     """A real Runtime over the tiny index with the shared queue of that database; short answers."""
     from nistchat.engine.runtime import Runtime
 
     settings = make_settings(tmp_path, data_dir=tiny_data, database_url=shared_url, shared="database",
-                             lease_s=LEASE_S, **{"answer.max_tokens": 24, "verify.mode": "never"})
+                             lease_s=lease_s, **{"answer.max_tokens": 24, "verify.mode": "never"})
     runtime = Runtime(settings, light_runtime.models)
     yield runtime
     runtime.queue.close()
@@ -42,8 +48,8 @@ def shared_runtime(tmp_path, tiny_data, light_runtime, shared_url):
 
 
 def two_processes(tmp_path, runtime, url):
-    apps = [build_app(tmp_path / name, runtime, database_url=url,
-                      settings={"shared": "database", "lease_s": LEASE_S}) for name in ("a", "b")]
+    settings = {"shared": "database", "lease_s": runtime.settings.queue.lease_s}
+    apps = [build_app(tmp_path / name, runtime, database_url=url, settings=settings) for name in ("a", "b")]
     assert all(isinstance(registry(app), SharedRunRegistry) for app in apps)
     clients = [app.test_client() for app in apps]
     clients[0].get("/")
@@ -56,6 +62,7 @@ def rows(app, model) -> int:
         return db.session.query(model).count()
 
 
+@pytest.mark.parametrize("lease_s", [STALL_PROOF_LEASE_S])
 def test_an_answer_written_by_one_process_streams_live_from_the_other(tmp_path, shared_runtime, shared_url):
     (app_a, app_b), (client_a, client_b) = two_processes(tmp_path, shared_runtime, shared_url)
     held = shared_runtime.queue.take(capped=False)
@@ -139,3 +146,29 @@ def test_a_finished_answer_whose_lease_cannot_be_released_is_let_go(tmp_path, sh
     run.close()
     assert run.done and mirror._runs == {}
     wait_for(lambda: mirror._thread is None, timeout=5)
+
+
+def test_a_live_answers_lease_is_renewed_even_while_its_events_cannot_be_copied(tmp_path, shared_runtime,
+                                                                                 shared_url):
+    """An answer that outlasts its lease keeps it while its process lives, even when copying its
+    events fails each round: only a dead writer's answer is resumed elsewhere."""
+    (app_a, app_b), _clients = two_processes(tmp_path, shared_runtime, shared_url)
+    mirror = registry(app_a).mirror
+    with app_a.app_context():
+        conversation = Conversation(owner="someone")
+        db.session.add(conversation)
+        db.session.flush()
+        message = Message(conversation_id=conversation.id, owner="someone", question="Anything?")
+        db.session.add(message)
+        db.session.commit()
+        mid = message.id
+    assert mirror.claim(mid)
+    run = MirroredRun(mid, None, mirror)
+    mirror.watch(run)
+    AnswerEvents.__table__.drop(mirror.engine)  # every copy of its events now fails
+    try:
+        run.publish({"type": "token", "text": "x"})
+        time.sleep(LEASE_S * 2)
+        assert isinstance(registry(app_b).get(mid), RemoteRun)  # b still follows it: its lease is alive
+    finally:
+        mirror.forget(run)

@@ -133,12 +133,12 @@ class RunMirror:
                 if not runs:
                     self._thread = None
                     return
-            try:
-                for run in runs:
-                    self.flush(run)
+            try:  # leases first: events that cannot be copied must not let a live answer's lease run out
                 if time.monotonic() - renewed >= self.lease_s / 3:
                     self.renew()
                     renewed = time.monotonic()
+                for run in runs:
+                    self.flush(run)
                 failing = False
             except Exception:  # the database is away for a moment: the next round tries again
                 if not failing:
