@@ -151,6 +151,7 @@ class Resolution:
     leans_on_answered: bool = False  # a follow-up whose previous turn was answered: the gate never refuses it
     reuse: tuple[Passage, ...] = ()  # acts on the previous answer: these passages, no new search
     frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
+    slot: str = ""  # the part of `frame` an ellipsis replaces when no name of a kind swaps (a drill-down's item)
     ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
 
     @property

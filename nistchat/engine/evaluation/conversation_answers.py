@@ -21,8 +21,13 @@ from .conversations import Conversation, ConversationReport, TurnResult
 from .retrieval import missing_evidence
 
 
-def key_term_share(terms: list[str], answer: str) -> float:
-    return round(sum(term_present(t, answer) for t in terms) / len(terms), 4) if terms else 0.0
+def key_term_share(terms: list[str], answer: str, typed: list[str] | None = None) -> float:
+    """The share of `terms` in the answer; an answer in the question's language (not English) may
+    hold a term in that language instead (`typed`: the same terms in the same order, each with
+    its forms split by "|")."""
+    forms = [(t, *f.split("|")) for t, f in zip(terms, typed)] if typed and len(typed) == len(terms) \
+        else [(t,) for t in terms]
+    return round(sum(any(term_present(f, answer) for f in form) for form in forms) / len(terms), 4) if terms else 0.0
 
 
 def run_conversation_answers(runtime: Runtime, conversations: list[Conversation], *, k: int = 6,
@@ -51,11 +56,11 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             if not turn.evidence:
                 continue
             missing = missing_evidence(turn.evidence, [p.get("text", "") for p in passages])
-            terms = turn.key_terms or fallback_terms(turn.answer)
+            terms, typed = (turn.key_terms, turn.key_terms_typed) if turn.key_terms else (fallback_terms(turn.answer), [])
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
                              [{"doc": p.get("doc"), "section": p.get("section"), "text": p.get("text", "")}
                               for p in passages], round((time.perf_counter() - t) * 1000, 1), turn, refused,
-                             answer=answer, key_terms=key_term_share(terms, answer))
+                             answer=answer, key_terms=key_term_share(terms, answer, typed))
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

@@ -45,6 +45,7 @@ class Turn:
     key_terms: list[str]
     answer: str
     english: str = ""  # an other-language turn's question in English (evaluation/languages.py)
+    key_terms_typed: list[str] = field(default_factory=list)  # an other-language turn's key terms in its language
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def load_conversations(path: Path) -> list[Conversation]:
                 row = json.loads(line)
                 out.append(Conversation(row["id"], [Turn(t["question"], t["kind"], t.get("doc"), list(t["evidence"]),
                                                          list(t.get("key_terms", [])), t.get("answer", ""),
-                                                         t.get("english", ""))
+                                                         t.get("english", ""), list(t.get("key_terms_typed", [])))
                                                     for t in row["turns"]]))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{lineno}: not a conversation ({exc})") from None

@@ -123,13 +123,18 @@ def turns_of(history: list[dict] | None, current: str, parents: dict | None = No
     return [t for t in turns if t.question]
 
 
+def _item_name(line: str) -> str:
+    """A list line's item less its explanation ("Security Monitoring: Is the system secure …")."""
+    return re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0].strip(" .*")
+
+
 def answer_items(answer: str) -> list[str]:
     """The items of a list answer: numbered or bulleted lines, else the longest run of
     semicolon- or comma-separated parts (after a "Six:" / "… are" lead-in)."""
     text = _CITATION.sub("", answer or "")
     lines = [m.group(1).strip() for m in map(_LIST_LINE.match, text.splitlines()) if m]
     if len(lines) >= 2:
-        return [re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0].strip(" .*") for line in lines]
+        return [_item_name(line) for line in lines]
     best: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         body = sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence
@@ -147,6 +152,52 @@ def answer_items(answer: str) -> list[str]:
         if len(items) >= 2 and len(items) > len(best):
             best = items
     return best
+
+
+def passage_items(text: str) -> list[str]:
+    """The first list of a passage: a run of bulleted or numbered lines (its top level; deeper
+    lines belong to an item), or a table's rows (their first cell). What "the 4th one" means when
+    the answer it follows named the list's length and not its items ("six categories")."""
+    run: list[str] = []
+    indent = 0
+    for line in (text or "").splitlines():
+        bullet = _LIST_LINE.match(line)
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        depth = len(line) - len(line.lstrip())
+        if bullet:
+            if not run:
+                indent = depth
+            if depth <= indent:
+                run.append(_item_name(bullet.group(1).strip()))
+        elif cells and not all(set(c) <= set("-: ") for c in cells):
+            run.append(_item_name(cells[0]))
+        elif cells:  # a table's rule: the header above it is no item
+            run = run[:-1]
+        elif line.strip():
+            if len(run) >= 2:
+                return run
+            run = []
+    return run if len(run) >= 2 else []
+
+
+def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
+    """The list an ordinal points into: the answer's, else (the answer had none, or a shorter one)
+    the list in the passages it was given that is long enough and whose items most share a word
+    with `topic` (the question it answered: "monitoring categories" picks the list of
+    "… Monitoring" items over a figure's list of themes); with where it came from ('' for the answer)."""
+    items = answer_items(turn.answer)
+    if items and n <= len(items):
+        return items, ""
+    words = {w.lower() for w in _content_words(topic)}
+    best, where, most = [], "", -1
+    for passage in turn.sources:
+        listed = passage_items(passage.text)
+        if len(listed) < n:
+            continue
+        shared = sum(bool(words & {w.lower() for w in _content_words(item)}) for item in listed)
+        if shared > most:
+            best, where, most = listed, passage.id, shared
+    return best, where
 
 
 def compare_ask(text: str, base: str, docs: tuple[str, ...], catalog) -> str:
@@ -178,6 +229,19 @@ def _swap(frame: str, turn: str) -> str:
         if new and old:
             return f"{frame[:old.start()]}{new.group(0)}{frame[old.end():]}"
     return ""
+
+
+_ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|the|with)\b\s*)+", re.IGNORECASE)
+
+
+def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
+    """After a drill-down ("the 4th one, what challenges does it have"), "and for compliance?" asks
+    the same of another item: the item the previous turn picked is replaced by the turn's words.
+    (the new slot, the question), or ('', '') when the previous turn picked no item."""
+    words = _ELLIPSIS_OPENING.sub("", turn).strip(" ?.!,")
+    if not previous.slot or previous.slot not in previous.frame or not words:
+        return "", ""
+    return words, previous.frame.replace(previous.slot, words, 1)
 
 
 def _strip(pattern: re.Pattern, text: str) -> str:
@@ -242,14 +306,18 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
 
     item = _ITEM_REF.search(text)
     if item:
-        items = answer_items(last.answer)
         n = _ORDINALS[item.group(1).lower()]
-        if items and (n == -1 or n <= len(items)):
+        items, passage = _items_of(last, max(n, 1), base)
+        if items:
             picked = items[n - 1] if n > 0 else items[-1]
-            rest = re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}").strip()
-            why = f"follow-up, item {n if n > 0 else 'last'} of the previous answer's list: {picked!r}"
-            return Resolution(f"{rest} ({base})" if not named else rest, why, "item", _scope(named, previous),
-                              leans_on_answered=answered)
+            rest = re.sub(r"\s+([,;:.!?])", r"\1",
+                          re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}")).strip()
+            where = f"the list in the previous answer's passage {passage}" if passage else "the previous answer's list"
+            why = f"follow-up, item {n if n > 0 else 'last'} of {where}: {picked!r}"
+            question = f"{rest} ({base})" if not named else rest
+            # the reader sees its own list in the conversation, but not a list only its passages held
+            return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
+                              frame=question, slot=picked, ask=rest if passage else "")
 
     bare = _strip(_FILLER_START, text) or text
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
@@ -270,6 +338,11 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         if swapped:
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
                               "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
+        slot, swapped = _swap_slot(previous, bare)
+        if swapped:
+            return Resolution(swapped, "follow-up, an ellipsis: its words in place of the item the question it "
+                              "leans on picked", "follow_up", _scope(named, previous), leans_on_answered=answered,
+                              frame=swapped, slot=slot)
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
     if leans:

@@ -102,6 +102,19 @@ def test_fields_and_types(turns):
             assert set(docs) <= set(ALL_DOCS), f"{r['id']}: unknown doc {r['doc']!r}"
 
 
+def test_key_terms_in_the_typed_language_pair_with_the_english_ones(turns):
+    """`key_terms_typed` only on other-language turns, one entry per key term, each of its forms
+    found in the turn's expected answer or its question (what the answer in that language holds)."""
+    for records in turns.values():
+        for r in records:
+            typed = r.get("key_terms_typed")
+            if typed is None:
+                continue
+            assert r["kind"] == "other_language" and len(typed) == len(r["key_terms"]), r["id"]
+            said = f"{r['question']} {r['answer']}".lower()
+            assert all(any(form in said for form in entry.split("|")) for entry in typed), r["id"]
+
+
 def test_ids_unique_across_splits(splits):
     ids = [c["id"] for s in splits.values() for c in s]
     assert all(re.fullmatch(r"c\d{3}", i) for i in ids), ids

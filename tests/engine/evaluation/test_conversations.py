@@ -7,6 +7,7 @@ import re
 from click.testing import CliRunner
 
 from nistchat.cli import main
+from nistchat.engine.evaluation.conversation_answers import key_term_share
 from nistchat.engine.evaluation.conversations import Conversation, Turn, format_table, run_conversations
 from nistchat.engine.types import Passage, Retrieval, Trace
 
@@ -58,6 +59,13 @@ def test_first_turns_against_follow_ups_and_per_kind():
     table = format_table({"dev": rep, "test": rep})
     assert "follow-up turns evidence-hit@6" in table and "2/3 (0.67)" in table and "c1.3 [drill_down] q3" in table
     assert re.search(r"follow-up turns refused by the gate\s+1\s+1", table)
+
+
+def test_an_answer_in_the_questions_language_may_hold_its_key_terms_in_that_language():
+    assert key_term_share(["widget", "blue gear"], "Das Widget hat ein blaues Zahnrad.") == 0.5
+    assert key_term_share(["widget", "blue gear"], "Das Widget hat ein blaues Zahnrad.",
+                          ["widget", "blaue zahnrad|blaues zahnrad"]) == 1.0
+    assert key_term_share(["widget", "blue gear"], "Ein Zahnrad.", ["widget", "blaues zahnrad"]) == 0.0
 
 
 def test_eval_conversations_command_stores_a_run(runtime, tmp_path):

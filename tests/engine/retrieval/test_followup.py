@@ -6,7 +6,7 @@ import pytest
 
 from nistchat.engine.answer.refusal import gate, vocabulary
 from nistchat.engine.corpus.catalog import Catalog, DocEntry
-from nistchat.engine.retrieval.followup import answer_items, resolve
+from nistchat.engine.retrieval.followup import answer_items, passage_items, resolve
 
 RMF, GAI, AML, SSDF, MON = "NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.100-2e2023", "NIST.SP.800-218A", "NIST.AI.800-4"
 CATALOG = Catalog([DocEntry(RMF, "NIST AI 100-1 Artificial Intelligence Risk Management Framework (AI RMF 1.0)"),
@@ -45,6 +45,49 @@ def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     # "the first step" names a thing of its own, not an item of the list
     assert resolve("is that the first step?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                    CATALOG).kind != "item"
+
+
+CATEGORIES = {"rank": 1, "id": "m:7", "doc": MON, "title": "Monitoring", "section": "Summary", "page": 2,
+              "kind": "prose", "cited": True,
+              "text": "The report sorts what it found into categories:\n\n- Widget Monitoring: does it work?\n"
+                      "- Gadget Monitoring: does it stay up?\n- Sprocket Monitoring: is it safe?\n\n"
+                      "Section 3 groups the challenges:\n\n- Gaps\n- Barriers"}
+FIGURE = {**CATEGORIES, "id": "m:2", "text": "A chart of the themes:\n* Practitioners:\n    * Primary: widgets\n"
+                                             "    * Secondary: gadgets\n* Researchers:\n    * Primary: gadgets\n"
+                                             "* Both:\n* Neither:"}
+
+
+def test_the_first_list_of_a_passage_bulleted_or_a_table():
+    assert passage_items(CATEGORIES["text"]) == ["Widget Monitoring", "Gadget Monitoring", "Sprocket Monitoring"]
+    table = "Table 2\n\n| Kind | What |\n| --- | --- |\n| Alpha: first | a |\n| Beta | b |\n\nAfter the table."
+    assert passage_items(table) == ["Alpha", "Beta"]
+    assert passage_items("No list here.\n\n- only one") == []
+    assert passage_items(FIGURE["text"]) == ["Practitioners", "Researchers", "Both", "Neither"]  # its top level
+
+
+def test_an_item_of_a_list_the_answer_only_counted_is_read_from_its_passages():
+    """The answer named the list's length, not its items: "the 2nd one" is the passage's 2nd."""
+    history = chat(("what categories does the monitoring report use", "The report uses three categories [1].",
+                    [CATEGORIES]))
+    r = resolve("the 2nd one, what challenges does it have", history, CATALOG)
+    assert r.kind == "item" and "Gadget Monitoring" in r.question and "m:7" in r.why
+    assert r.ask == "Gadget Monitoring, what challenges does it have"  # the reader never saw that list
+    # of two passages' lists, the one whose items share the question's words ("monitoring")
+    both = chat(("what categories does the monitoring report use", "The report uses three categories [1].",
+                 [FIGURE, CATEGORIES]))
+    assert "Gadget Monitoring" in resolve("the 2nd one?", both, CATALOG).question
+    # a longer ordinal than any list: not an item reference, a follow-up searched with the question
+    assert resolve("the 9th one?", history, CATALOG).kind != "item"
+
+
+def test_an_ellipsis_after_a_drill_down_asks_the_same_of_another_item():
+    history = chat(("what categories does the monitoring report use", "The report uses three categories [1].",
+                    [CATEGORIES]),
+                   ("the 2nd one, what challenges does it have", "It has these challenges."))
+    r = resolve("and for sprocket monitoring?", history, CATALOG)
+    assert r.question.startswith("sprocket monitoring, what challenges does it have") and "Gadget" not in r.question
+    history += chat(("and for sprocket monitoring?", "Those challenges."))
+    assert resolve("and widget monitoring", history, CATALOG).question.startswith("widget monitoring, what challenges")
 
 
 def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
