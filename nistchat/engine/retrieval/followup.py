@@ -9,7 +9,8 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
 (its list items) and the passages that answer was given (its sources, carried in the history).
 
 - An item reference ("the 2nd one", "the last one") is replaced by that item of the previous
-  answer's list.
+  answer's list, or of its passages' list when the answer only counted the items.
+- A choice among the items ("which of those is cross-cutting?") is searched with their names.
 - Scope carries over: a turn that names no document keeps the documents the turn it leans on was
   limited to; a turn naming another document switches to it, unless it compares ("the same?",
   "too?"), which keeps both and retrieves from each; a correction ("no, I meant …") replaces the
@@ -67,12 +68,15 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # "the first step", which names a thing of its own).
 _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
                        r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
+# A choice among what the previous answer listed: "which of those is cross-cutting?", "which one of them …".
+_CHOICE = re.compile(r"\b(?:which|what|who)(?:\s+one)?\s+of\s+(?:those|them|these|the\s+above)\b", re.IGNORECASE)
 # Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
                            r"perfect|nice)\b[\s,.!-]*)+", re.IGNORECASE)
 # An ellipsis: the turn swaps one thing of the question it leans on ("and for MAP?", "how about GV-1.2-001?").
 _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b",
                        re.IGNORECASE)
+MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
@@ -319,6 +323,13 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
                               frame=question, slot=picked, ask=rest if passage else "")
 
+    choice = _CHOICE.search(text)
+    items = answer_items(last.answer) if choice and answered else []
+    if 2 <= len(items) <= MAX_CHOICES:  # searched with the items' names, which the turn only points at
+        rest = f"{text[:choice.start()]}which of {', '.join(items)}{text[choice.end():]}"
+        return Resolution(f"{rest} ({base})", "follow-up, a choice among the items of the previous answer's list",
+                          "follow_up", _scope(named, previous), leans_on_answered=answered)
+
     bare = _strip(_FILLER_START, text) or text
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
                                                 or bool(identifiers(bare)))
@@ -339,10 +350,11 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
                               "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
         slot, swapped = _swap_slot(previous, bare)
-        if swapped:
+        if swapped:  # asked like the drill-down it follows: the item swapped in what the reader was asked
+            ask = previous.ask.replace(previous.slot, slot, 1) if previous.slot in previous.ask else ""
             return Resolution(swapped, "follow-up, an ellipsis: its words in place of the item the question it "
                               "leans on picked", "follow_up", _scope(named, previous), leans_on_answered=answered,
-                              frame=swapped, slot=slot)
+                              frame=swapped, slot=slot, ask=ask)
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
     if leans:

@@ -80,12 +80,23 @@ def test_an_item_of_a_list_the_answer_only_counted_is_read_from_its_passages():
     assert resolve("the 9th one?", history, CATALOG).kind != "item"
 
 
+def test_a_choice_among_the_previous_answers_items_is_searched_with_their_names():
+    history = chat(("which risks does the GAI profile list?", GAI_RISKS))
+    r = resolve("ok and which of those is about made-up content?", history, CATALOG)
+    assert r.question.startswith("ok and which of CBRN Information, Confabulation, Data Privacy is about made-up")
+    assert r.scope == (GAI,) and r.leans_on_answered
+    # no list before it: a plain follow-up, searched with the previous question
+    plain = chat(("is the AI RMF voluntary?", "Yes, it is voluntary."))
+    assert "Confabulation" not in resolve("which of those is binding?", plain, CATALOG).question
+
+
 def test_an_ellipsis_after_a_drill_down_asks_the_same_of_another_item():
     history = chat(("what categories does the monitoring report use", "The report uses three categories [1].",
                     [CATEGORIES]),
                    ("the 2nd one, what challenges does it have", "It has these challenges."))
     r = resolve("and for sprocket monitoring?", history, CATALOG)
     assert r.question.startswith("sprocket monitoring, what challenges does it have") and "Gadget" not in r.question
+    assert r.ask == "sprocket monitoring, what challenges does it have"  # as the drill-down was asked
     history += chat(("and for sprocket monitoring?", "Those challenges."))
     assert resolve("and widget monitoring", history, CATALOG).question.startswith("widget monitoring, what challenges")
 
