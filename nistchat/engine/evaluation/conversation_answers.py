@@ -56,7 +56,8 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             if not turn.evidence:
                 continue
             missing = missing_evidence(turn.evidence, [p.get("text", "") for p in passages])
-            terms, typed = (turn.key_terms, turn.key_terms_typed) if turn.key_terms else (fallback_terms(turn.answer), [])
+            terms, typed = (turn.key_terms, turn.key_terms_typed) if turn.key_terms \
+                else (fallback_terms(turn.answer), [])
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
                              [{"doc": p.get("doc"), "section": p.get("section"), "text": p.get("text", "")}
                               for p in passages], round((time.perf_counter() - t) * 1000, 1), turn, refused,

@@ -192,13 +192,16 @@ def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
-    words = {w.lower() for w in _content_words(topic)}
+    def words(text: str) -> set[str]:
+        return {w.lower() for w in _content_words(text)}
+
+    asked = words(topic)
     best, where, most = [], "", -1
     for passage in turn.sources:
         listed = passage_items(passage.text)
         if len(listed) < n:
             continue
-        shared = sum(bool(words & {w.lower() for w in _content_words(item)}) for item in listed)
+        shared = sum(bool(asked & words(item)) for item in listed)
         if shared > most:
             best, where, most = listed, passage.id, shared
     return best, where
