@@ -76,6 +76,8 @@ _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank y
 # An ellipsis: the turn swaps one thing of the question it leans on ("and for MAP?", "how about GV-1.2-001?").
 _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|same for|now for|also)\b",
                        re.IGNORECASE)
+# The same openings' words (and an article), all of them stripped: what the ellipsis itself names ("and for X?" -> X).
+_ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|the|with)\b\s*)+", re.IGNORECASE)
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
@@ -192,6 +194,7 @@ def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
+
     def words(text: str) -> set[str]:
         return {w.lower() for w in _content_words(text)}
 
@@ -236,9 +239,6 @@ def _swap(frame: str, turn: str) -> str:
         if new and old:
             return f"{frame[:old.start()]}{new.group(0)}{frame[old.end():]}"
     return ""
-
-
-_ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|the|with)\b\s*)+", re.IGNORECASE)
 
 
 def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
