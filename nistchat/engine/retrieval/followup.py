@@ -10,7 +10,7 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
 
 - An item reference ("the 2nd one", "the last one") is replaced by that item of the previous
   answer's list, or of its passages' list when the answer only counted the items.
-- A choice among the items ("which of those is cross-cutting?") is searched with their names.
+- A choice among the items ("which of them is mandatory?") is searched with their names.
 - Scope carries over: a turn that names no document keeps the documents the turn it leans on was
   limited to; a turn naming another document switches to it, unless it compares ("the same?",
   "too?"), which keeps both and retrieves from each; a correction ("no, I meant …") replaces the
@@ -68,7 +68,7 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # "the first step", which names a thing of its own).
 _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
                        r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
-# A choice among what the previous answer listed: "which of those is cross-cutting?", "which one of them …".
+# A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
 _CHOICE = re.compile(r"\b(?:which|what|who)(?:\s+one)?\s+of\s+(?:those|them|these|the\s+above)\b", re.IGNORECASE)
 # Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
@@ -130,7 +130,7 @@ def turns_of(history: list[dict] | None, current: str, parents: dict | None = No
 
 
 def _item_name(line: str) -> str:
-    """A list line's item less its explanation ("Security Monitoring: Is the system secure …")."""
+    """A list line's item less its explanation ("Data Privacy: leakage of personal data …")."""
     return re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0].strip(" .*")
 
 
@@ -162,8 +162,8 @@ def answer_items(answer: str) -> list[str]:
 
 def passage_items(text: str) -> list[str]:
     """The first list of a passage: a run of bulleted or numbered lines (its top level; deeper
-    lines belong to an item), or a table's rows (their first cell). What "the 4th one" means when
-    the answer it follows named the list's length and not its items ("six categories")."""
+    lines belong to an item), or a table's rows (their first cell). What "the third one" means when
+    the answer it follows named the list's length and not its items ("it names five kinds")."""
     run: list[str] = []
     indent = 0
     for line in (text or "").splitlines():
@@ -189,8 +189,8 @@ def passage_items(text: str) -> list[str]:
 def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     """The list an ordinal points into: the answer's, else (the answer had none, or a shorter one)
     the list in the passages it was given that is long enough and whose items most share a word
-    with `topic` (the question it answered: "monitoring categories" picks the list of
-    "… Monitoring" items over a figure's list of themes); with where it came from ('' for the answer)."""
+    with `topic` (the question it answered: "which attack types" picks a list of "… attacks" over
+    a figure's list of themes beside it); with where it came from ('' for the answer)."""
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
@@ -242,8 +242,8 @@ def _swap(frame: str, turn: str) -> str:
 
 
 def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
-    """After a drill-down ("the 4th one, what challenges does it have"), "and for compliance?" asks
-    the same of another item: the item the previous turn picked is replaced by the turn's words.
+    """After a drill-down ("the third one, how is it measured?"), "and for privacy?" asks the
+    same of another item: the item the previous turn picked is replaced by the turn's words.
     (the new slot, the question), or ('', '') when the previous turn picked no item."""
     words = _ELLIPSIS_OPENING.sub("", turn).strip(" ?.!,")
     if not previous.slot or previous.slot not in previous.frame or not words:
