@@ -86,8 +86,24 @@ def named_terms(question: str) -> list[str]:
 
 def unknown_terms(question: str, vocab: set[str]) -> list[str]:
     """Named terms of the question that the corpus never mentions."""
-    return [t for t in named_terms(question) if t.lower() not in vocab and t.lower().rstrip("s") not in vocab
-            and not _ORDINAL.fullmatch(t) and not _LANGUAGE.fullmatch(t)]
+    return [t for t in named_terms(question) if not _ORDINAL.fullmatch(t) and not _LANGUAGE.fullmatch(t)
+            and not _known(t, vocab) and not all(_known(name, vocab) for name in _names_in(t))]
+
+
+def _known(term: str, vocab: set[str]) -> bool:
+    return term.lower() in vocab or term.lower().rstrip("s") in vocab
+
+
+def _names_in(term: str) -> list[str]:
+    """What a term names: its acronyms when words are joined to them ("TEVV" in "measurement/TEVV",
+    "CI" in "CI-konzeptnotiz", "HIPAA" in "HIPAA-compliant"), else the whole. Why: a word joined to a
+    known acronym (German joins nouns so; a translation may keep such a compound) does not make
+    the acronym a name the corpus lacks. An id with a digit ("800-53") stays whole."""
+    parts = re.split(r"[-/]", term)
+    acronyms = [p for p in parts if re.search(r"[A-Z].*[A-Z]", p)]
+    if len(parts) < 2 or re.search(r"\d", term) or not acronyms:
+        return [term]
+    return acronyms
 
 
 def dense_max(retrieval: Retrieval, embedder=None) -> float | None:

@@ -71,6 +71,20 @@ def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
     assert not gate(r, settings, vocab=vocab).refuse  # strong retrieval: the unknown name alone is not enough
 
 
+def test_a_word_joined_to_a_known_acronym_is_not_a_name_the_corpus_lacks():
+    from nistchat.engine.answer.refusal import unknown_terms
+
+    vocab = {"tevv", "measurement", "ci", "ml", "sp", "800", "53", "id"}
+    # a translation that keeps a German compound, or a person who joins words with a slash
+    assert unknown_terms("Was sagt die CI-konzeptnotiz über measurement/TEVV?", vocab) == []
+    assert unknown_terms("Is the ML-team responsible?", vocab) == []
+    # the acronym decides: an unknown one still counts, and an id with a digit is judged whole
+    assert unknown_terms("Is our pipeline HIPAA-compliant and ML/GDPR ready?", vocab) == [
+        "HIPAA-compliant", "ML/GDPR"]
+    assert unknown_terms("Which control-IDs of SP 800-53 apply?", vocab) == ["800-53"]
+    assert unknown_terms("What about Acme-Widgets?", vocab) == ["Acme-Widgets"]  # no acronym: the whole
+
+
 def test_a_passage_stating_the_questions_framework_id_exempts_it_from_the_score_rule(tmp_path):
     from nistchat.engine.answer.refusal import stated_ids
 
