@@ -25,7 +25,7 @@ from ..types import Retrieval
 from .retrieval import first_file, missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
-         "new_topic", "other_language")
+         "new_topic", "other_language", "false_premise")
 SET_FILES = {"dev": "conversations_dev.jsonl", "test": "conversations_test.jsonl"}
 # Single questions of the office splits translated into Spanish, German and French, written as one-turn
 # conversations (evaluation/languages.py): read beside a split's conversations by `--languages`. Each
