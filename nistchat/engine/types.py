@@ -153,6 +153,7 @@ class Resolution:
     frame: str = ""  # the question an ellipsis swaps its words into (a chain of "and X?" keeps the first)
     slot: str = ""  # the part of `frame` an ellipsis replaces when no name of a kind swaps (a drill-down's item)
     ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
+    subject: str = ""  # what the turn's "it" stands for: the one document it leans on, as pages name it
 
     @property
     def resolved(self) -> bool:
@@ -161,7 +162,7 @@ class Resolution:
     def to_dict(self) -> dict:
         return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
                 "compare": self.compare, "leans_on_answered": self.leans_on_answered,
-                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask}
+                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask, "subject": self.subject}
 
 
 @dataclass

@@ -78,6 +78,14 @@ _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|
                        re.IGNORECASE)
 # The same openings' words (and an article), all of them stripped: what the ellipsis itself names ("and for X?" -> X).
 _ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|the|with)\b\s*)+", re.IGNORECASE)
+# A turn whose subject is a pronoun: "so it tells us …", "since they ship …", "why is it …", "it's …".
+# However many topic words it has, its subject is what the conversation was about; a pronoun
+# that stands for nothing ("is it true that …", "it's possible to …") does not count.
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:(?:so|and|but|since|because|now|then)\b[\s,]*)*(?:(?:why|how|when|where)\s+)?"
+    r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+)?"
+    r"(?:it|they|this|that|these|those|its|their)\b(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|"
+    r"necessary|important|fine|enough|likely|unclear|clear)\b)", re.IGNORECASE)
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
@@ -336,7 +344,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     bare = _strip(_FILLER_START, text) or text
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
                                                 or bool(identifiers(bare)))
-    leans = ellipsis or is_follow_up(bare) or (
+    leans = ellipsis or is_follow_up(bare) or bool(_PRONOUN_SUBJECT.match(bare) and not identifiers(bare)) or (
         bool(_PRONOUN.search(bare)) and len(_content_words(bare)) <= 4 and not identifiers(bare))
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
@@ -361,6 +369,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
     if leans:
+        scope = _scope(named, previous)
+        subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""
         return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
-                          "follow_up", _scope(named, previous), leans_on_answered=answered)
+                          "follow_up", scope, leans_on_answered=answered, subject=subject)
     return Resolution(text, "standalone", scope=tuple(named))

@@ -121,6 +121,18 @@ def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
     assert not standalone.resolved and standalone.scope == ()
 
 
+def test_a_turn_whose_subject_is_a_pronoun_leans_on_the_document_discussed():
+    """However many topic words it has: its subject is what the conversation was about."""
+    history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
+    leaning = resolve("so it recommends one fixed defence for every single deployment, right?", history, CATALOG)
+    assert leaning.kind == "follow_up" and leaning.scope == (AML,) and leaning.subject == CATALOG.display[AML]
+    # a pronoun that stands for nothing, and a turn naming its document, carry no subject
+    assert resolve("is it true that evasion attacks always need white-box model access?", history,
+                   CATALOG).subject == ""
+    assert resolve("so the SSDF profile recommends fixed defences for every deployment?", history,
+                   CATALOG).subject == ""
+
+
 def test_a_comparison_keeps_both_documents():
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
