@@ -302,7 +302,8 @@ class _Run:
         self.passages = retrieval.passages
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
-        self.premise = premise.traced(self.question, self.passages, self.trace)
+        subject = retrieval.followup.subject if retrieval.followup is not None else ""
+        self.premise = premise.traced(self.question, self.passages, self.trace, subject)
         yield Sources(self.passages, self.risk.level, self.searched_for)
         return retrieval
 

@@ -14,7 +14,7 @@ that affirms it, and an affirmative sentence sharing a few words is no evidence 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..text import split_sentences
 from ..types import Passage, Trace, Verdict
@@ -75,10 +75,17 @@ guidance guide nist""".split())
 
 
 _OPPOSITES = tuple(({stem(w) for w in a.split()}, {stem(w) for w in b.split()}) for a, b in _OPPOSITE_WORDS)
+# Words that claim the same thing, so that a passage denying one denies a claim made with another:
+# "not exhaustive" against "it covers everything".
+_SAME_WORDS = (frozenset(stem(w) for w in "complete comprehensive exhaustive everything entire".split()),)
 
 
 def stems(text: str, noise: frozenset[str] = frozenset()) -> set[str]:
     return {stem(w) for w in _WORD.findall(text.lower()) if w not in CLAIM_STOPWORDS and w not in noise}
+
+
+def _with_same(word_stems: set[str]) -> set[str]:
+    return word_stems.union(*(same for same in _SAME_WORDS if same & word_stems))
 
 
 def _opposite(word_stem: str) -> set[str]:
@@ -156,7 +163,8 @@ def _negated_scope(sentence: str) -> list[str]:
     return scopes
 
 
-def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2) -> Contradiction | None:
+def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2,
+                  subject: str = "") -> Contradiction | None:
     """The passage sentence that best contradicts a positive premise, or None.
 
     A sentence is about the premise when it shares at least `min_shared` of its content words,
@@ -165,10 +173,13 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
     or negates, within a clause, a word of the premise that is not the heading's ("does not
     prescribe profile templates"; "JTC 21 has not published any standards": the subject alone
     under a negation, "… should not be used without SP 800-218", says nothing about the claim).
-    The best has the most negated words (an opposite word counts two), then the most shared ones."""
+    The best has the most negated words (an opposite word counts two), then the most shared ones.
+    `subject`, the document a follow-up's pronoun stood for, is read like a heading: it says what
+    the claim is about where a passage's heading holds it, and its words are never what is denied."""
     if premise.negated:
         return None
     claim = stems(premise.claim, _QUESTION_NOISE)
+    given = stems(subject)
     if len(claim) < 2:
         return None
     opposites = {o for s in claim for o in _opposite(s)}
@@ -177,12 +188,12 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
         heading = stems(f"{p.doc} {p.title} {p.section}")
         for sentence in split_sentences(p.text, "plain"):
             words = stems(sentence)
-            about = claim & (words | heading)
+            about = (claim - given) & (words | heading) | given & claim & heading
             if len(about) < min_shared:
                 continue
             flipped = sorted(opposites & words)
             under = set().union(*(stems(scope) for scope in _negated_scope(sentence)))
-            negated = under & claim - heading - _DOCUMENT_WORDS
+            negated = under & _with_same(claim) - heading - given - _DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
             cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
@@ -220,20 +231,38 @@ def _quote(sentence: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def check(question: str, passages: list[Passage]) -> PremiseCheck:
-    """The question's premises and the first one the passages contradict."""
-    found = presuppositions(question)
-    for premise in found:
-        hit = contradiction(premise, passages)
+_REFERENT = re.compile(r"^(?:it|they|this|that|these|those|its|their)\b", re.IGNORECASE)
+
+
+def with_subject(claim: str, subject: str) -> str:
+    """The claim with the pronoun it opens with replaced by `subject` ("its" by a possessive), or
+    the claim as it is."""
+    m = _REFERENT.match(claim)
+    if not subject or not m:
+        return claim
+    return subject + ("'s" if m.group().lower() in ("its", "their") else "") + claim[m.end():]
+
+
+def check(question: str, passages: list[Passage], subject: str = "") -> PremiseCheck:
+    """The question's premises and the first one the passages contradict. `subject` is what a
+    follow-up's pronoun stands for ("why is it mandatory?" after a turn on the AI RMF claims "the
+    AI RMF is mandatory"): "it is mandatory" alone has one word to meet a passage with, too few to
+    be checked."""
+    found = []
+    for premise in presuppositions(question):
+        claim = with_subject(premise.claim, subject)
+        found.append((replace(premise, claim=claim), subject if claim != premise.claim else ""))
+    for premise, given in found:
+        hit = contradiction(premise, passages, subject=given)
         if hit is not None:
-            return PremiseCheck(found, hit)
-    return PremiseCheck(found)
+            return PremiseCheck([p for p, _ in found], hit)
+    return PremiseCheck([p for p, _ in found])
 
 
-def traced(question: str, passages: list[Passage], trace: Trace) -> PremiseCheck:
+def traced(question: str, passages: list[Passage], trace: Trace, subject: str = "") -> PremiseCheck:
     """`check`, timed into the answer's trace as the "premise" stage (what was assumed, what said otherwise)."""
     with trace.timed("premise") as stage:
-        result = check(question, passages)
+        result = check(question, passages, subject)
         stage.items.append(result.to_dict())
         if result.contradicted is not None:
             stage.note = f"passage [{result.contradicted.passage}] contradicts the question's premise"

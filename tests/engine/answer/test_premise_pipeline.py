@@ -54,3 +54,15 @@ def test_an_ordinary_question_gets_no_lead(fixed):
     final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()
     assert premise_stage(final)["items"] == [{"premises": [], "contradicted": None}]
     assert final["answer"] == "GOVERN cultivates a culture of risk management [1]."
+
+
+def test_a_follow_ups_premise_about_it_is_checked_as_said_of_the_document_it_leans_on(fixed):
+    rt = fixed
+    use_reader(rt, ScriptedReader("Yes, it is obligatory for all firms [1].", "agrees with the premise"))
+    history = [{"role": "user", "content": "tell me what the ai rmf is"},
+               {"role": "assistant", "content": "A framework for managing the risks of AI systems."}]
+    final = list(rt.answer("so why is it obligatory for all firms?", history))[-1].to_dict()
+    contradicted = premise_stage(final)["items"][0]["contradicted"]
+    assert contradicted["claim"] == "AI RMF 1.0 (NIST AI 100-1) obligatory for all firms"
+    assert "voluntary" in contradicted["sentence"].lower()
+    assert final["answer"].startswith("Not quite.") and final["flagged"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
-                                                   opening_verdict, presuppositions)
+                                                   opening_verdict, presuppositions, with_subject)
 
 
 @pytest.mark.parametrize("question, form, claim", [
@@ -69,6 +69,32 @@ def test_a_negated_subject_alone_is_no_contradiction(runtime):
     """ "… should not be used without SP 800-218" negates the document's name, not the claim."""
     question = "so SP 800-218A lists the practices for AI model development, right?"
     assert check(question, runtime.retrieve(question, k=6).passages).contradicted is None
+
+
+def test_a_pronoun_opening_a_claim_stands_for_the_subject_given():
+    assert with_subject("it is binding", "the plan") == "the plan is binding"
+    assert with_subject("its glossary is complete", "AI 100-2") == "AI 100-2's glossary is complete"
+    assert with_subject("the plan is binding", "AI 100-5") == "the plan is binding"
+    assert with_subject("it is binding", "") == "it is binding"
+
+
+def test_a_follow_ups_premise_is_checked_as_said_of_the_document_it_leans_on(runtime):
+    history = [{"role": "user", "content": "tell me what the ai rmf is"},
+               {"role": "assistant", "content": "A framework for managing the risks of AI systems."}]
+    question = "so why is it obligatory for all firms?"
+    r = runtime.retrieve(question, k=6, history=history)
+    assert r.followup.subject == "AI RMF 1.0 (NIST AI 100-1)"
+    assert check(question, r.passages).contradicted is None  # "it obligatory for all firms": one word to check
+    result = check(question, r.passages, r.followup.subject)
+    assert result.premises[0].claim == "AI RMF 1.0 (NIST AI 100-1) obligatory for all firms"
+    assert result.contradicted is not None and result.contradicted.cue == "obliga/volunt"
+
+
+def test_a_passage_denying_a_word_of_the_same_claim_contradicts_it(runtime):
+    """ "not exhaustive" denies "covers everything" as much as "exhaustive" would."""
+    question = "since the GenAI profile's write-up of its primary considerations covers everything, why read on?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.contradicted is not None and "is not exhaustive" in result.contradicted.sentence
 
 
 @pytest.fixture(scope="module")
