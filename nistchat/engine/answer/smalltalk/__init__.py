@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from ...retrieval.query import framework_ids, normalise
+from ...verification.premise import presuppositions
 
 EXAMPLES = Path(__file__).with_name("examples.jsonl")
 NIST = "nist"
@@ -90,11 +91,14 @@ class SmallTalkClassifier:
 
     @staticmethod
     def rule_out(text: str) -> Decision | None:
-        """A NIST question by its shape alone (long, or naming a framework id); None to ask the vectors."""
+        """A NIST question by its shape alone (long, naming a framework id, or taking a claim for granted);
+        None to ask the vectors."""
         if len(text.split()) > MAX_WORDS:
             return Decision(NIST, 0.0, 0.0, False, f"more than {MAX_WORDS} words")
         if framework_ids(text):
             return Decision(NIST, 0.0, 0.0, False, "names a framework identifier")
+        if presuppositions(text):  # "since that covers it, can we skip other sources?" asks about a claim
+            return Decision(NIST, 0.0, 0.0, False, "takes a claim for granted")
         return None
 
     def decide(self, scores: dict[str, float]) -> Decision:
