@@ -95,8 +95,8 @@ def _known(term: str, vocab: set[str]) -> bool:
 
 
 def _names_in(term: str) -> list[str]:
-    """What a term names: its acronyms when words are joined to them ("TEVV" in "measurement/TEVV",
-    "CI" in "CI-konzeptnotiz", "HIPAA" in "HIPAA-compliant"), else the whole. Why: a word joined to a
+    """What a term names: its acronyms when words are joined to them ("TEVV" in "evaluation/TEVV",
+    "CI" in "CI-leitfaden", "HIPAA" in "HIPAA-compliant"), else the whole. Why: a word joined to a
     known acronym (German joins nouns so; a translation may keep such a compound) does not make
     the acronym a name the corpus lacks. An id with a digit ("800-53") stays whole."""
     parts = re.split(r"[-/]", term)

@@ -78,7 +78,7 @@ _ELLIPSIS = re.compile(r"^(?:and|or|what about|how about|and what about|and for|
                        re.IGNORECASE)
 # The same openings' words (and an article), all of them stripped: what the ellipsis itself names ("and for X?" -> X).
 _ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|the|with)\b\s*)+", re.IGNORECASE)
-# A turn whose subject is a pronoun: "so it tells us …", "since they ship …", "why is it …", "it's …".
+# A turn whose subject is a pronoun: "so it requires …", "since they list …", "why is it …", "it's …".
 # However many topic words it has, its subject is what the conversation was about; a pronoun
 # that stands for nothing ("is it true that …", "it's possible to …") does not count.
 _PRONOUN_SUBJECT = re.compile(

@@ -76,7 +76,7 @@ guidance guide nist""".split())
 
 _OPPOSITES = tuple(({stem(w) for w in a.split()}, {stem(w) for w in b.split()}) for a, b in _OPPOSITE_WORDS)
 # Words that claim the same thing, so that a passage denying one denies a claim made with another:
-# "not exhaustive" against "it covers everything".
+# "not exhaustive" against "a complete list".
 _SAME_WORDS = (frozenset(stem(w) for w in "complete comprehensive exhaustive everything entire".split()),)
 
 
@@ -245,9 +245,9 @@ def with_subject(claim: str, subject: str) -> str:
 
 def check(question: str, passages: list[Passage], subject: str = "") -> PremiseCheck:
     """The question's premises and the first one the passages contradict. `subject` is what a
-    follow-up's pronoun stands for ("why is it mandatory?" after a turn on the AI RMF claims "the
-    AI RMF is mandatory"): "it is mandatory" alone has one word to meet a passage with, too few to
-    be checked."""
+    follow-up's pronoun stands for ("why is it binding?" after a turn on the AI RMF claims "the
+    AI RMF is binding"): "it is binding" alone has one word to meet a passage with, too few to be
+    checked."""
     found = []
     for premise in presuppositions(question):
         claim = with_subject(premise.claim, subject)

@@ -58,11 +58,11 @@ def test_an_ordinary_question_gets_no_lead(fixed):
 
 def test_a_follow_ups_premise_about_it_is_checked_as_said_of_the_document_it_leans_on(fixed):
     rt = fixed
-    use_reader(rt, ScriptedReader("Yes, it is obligatory for all firms [1].", "agrees with the premise"))
-    history = [{"role": "user", "content": "tell me what the ai rmf is"},
-               {"role": "assistant", "content": "A framework for managing the risks of AI systems."}]
-    final = list(rt.answer("so why is it obligatory for all firms?", history))[-1].to_dict()
+    use_reader(rt, ScriptedReader("Yes, it is binding on every vendor [1].", "agrees with the premise"))
+    history = [{"role": "user", "content": "what is the plan for global engagement on ai standards about"},
+               {"role": "assistant", "content": "How the US engages in international AI standards work."}]
+    final = list(rt.answer("so why is it binding on every vendor?", history))[-1].to_dict()
     contradicted = premise_stage(final)["items"][0]["contradicted"]
-    assert contradicted["claim"] == "AI RMF 1.0 (NIST AI 100-1) obligatory for all firms"
+    assert contradicted["claim"].endswith("(NIST AI 100-5) binding on every vendor"), contradicted
     assert "voluntary" in contradicted["sentence"].lower()
     assert final["answer"].startswith("Not quite.") and final["flagged"]

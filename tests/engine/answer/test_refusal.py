@@ -74,10 +74,10 @@ def test_unknown_named_term_refuses_only_with_a_middling_score(tmp_path):
 def test_a_word_joined_to_a_known_acronym_is_not_a_name_the_corpus_lacks():
     from nistchat.engine.answer.refusal import unknown_terms
 
-    vocab = {"tevv", "measurement", "ci", "ml", "sp", "800", "53", "id"}
+    vocab = {"tevv", "evaluation", "ci", "ml", "sp", "800", "53", "id"}
     # a translation that keeps a German compound, or a person who joins words with a slash
-    assert unknown_terms("Was sagt die CI-konzeptnotiz über measurement/TEVV?", vocab) == []
-    assert unknown_terms("Is the ML-team responsible?", vocab) == []
+    assert unknown_terms("Was sagt der CI-leitfaden über evaluation/TEVV?", vocab) == []
+    assert unknown_terms("Is the ML-gruppe responsible?", vocab) == []
     # the acronym decides: an unknown one still counts, and an id with a digit is judged whole
     assert unknown_terms("Is our pipeline HIPAA-compliant and ML/GDPR ready?", vocab) == [
         "HIPAA-compliant", "ML/GDPR"]

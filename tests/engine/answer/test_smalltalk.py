@@ -39,9 +39,9 @@ def test_nist_questions_and_follow_ups_are_searched(classifier, text):
 
 
 def test_a_message_taking_a_claim_for_granted_is_searched_however_it_sounds(classifier):
-    """Close to the documents examples by its words ("other sources"), yet about what the
-    conversation said: its premise has to be checked against the passages."""
-    text = "since it lists all we need, can we drop our other sources?"
+    """Close to the documents examples by its words, yet it asserts something: its premise has
+    to be checked against the passages."""
+    text = "since your library is complete, do I need any other reading?"
     assert classifier.classify(text).why == "takes a claim for granted" and not classifier.classify(text).small_talk
 
 

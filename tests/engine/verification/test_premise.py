@@ -79,20 +79,21 @@ def test_a_pronoun_opening_a_claim_stands_for_the_subject_given():
 
 
 def test_a_follow_ups_premise_is_checked_as_said_of_the_document_it_leans_on(runtime):
-    history = [{"role": "user", "content": "tell me what the ai rmf is"},
-               {"role": "assistant", "content": "A framework for managing the risks of AI systems."}]
-    question = "so why is it obligatory for all firms?"
+    history = [{"role": "user", "content": "what is the plan for global engagement on ai standards about"},
+               {"role": "assistant", "content": "How the US engages in international AI standards work."}]
+    question = "so why is it binding on every vendor?"
     r = runtime.retrieve(question, k=6, history=history)
-    assert r.followup.subject == "AI RMF 1.0 (NIST AI 100-1)"
-    assert check(question, r.passages).contradicted is None  # "it obligatory for all firms": one word to check
-    result = check(question, r.passages, r.followup.subject)
-    assert result.premises[0].claim == "AI RMF 1.0 (NIST AI 100-1) obligatory for all firms"
-    assert result.contradicted is not None and result.contradicted.cue == "obliga/volunt"
+    subject = r.followup.subject
+    assert subject.endswith("(NIST AI 100-5)"), subject
+    assert check(question, r.passages).contradicted is None  # "it binding on every vendor": one word to check
+    result = check(question, r.passages, subject)
+    assert result.premises[0].claim == f"{subject} binding on every vendor"
+    assert result.contradicted is not None and result.contradicted.cue == "bindin/volunt"
 
 
 def test_a_passage_denying_a_word_of_the_same_claim_contradicts_it(runtime):
-    """ "not exhaustive" denies "covers everything" as much as "exhaustive" would."""
-    question = "since the GenAI profile's write-up of its primary considerations covers everything, why read on?"
+    """ "not exhaustive" denies "complete" as much as "exhaustive" would."""
+    question = "so the GenAI profile's account of its primary considerations is complete, right?"
     result = check(question, runtime.retrieve(question, k=6).passages)
     assert result.contradicted is not None and "is not exhaustive" in result.contradicted.sentence
 

@@ -97,7 +97,7 @@ class SmallTalkClassifier:
             return Decision(NIST, 0.0, 0.0, False, f"more than {MAX_WORDS} words")
         if framework_ids(text):
             return Decision(NIST, 0.0, 0.0, False, "names a framework identifier")
-        if presuppositions(text):  # "since that covers it, can we skip other sources?" asks about a claim
+        if presuppositions(text):  # "since your library is complete, …?" asserts what it asks about
             return Decision(NIST, 0.0, 0.0, False, "takes a claim for granted")
         return None
 
