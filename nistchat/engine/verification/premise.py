@@ -180,6 +180,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
         return None
     claim = stems(premise.claim, _QUESTION_NOISE)
     given = stems(subject)
+    denied = _with_same(claim)  # the words whose denial contradicts the claim
     if len(claim) < 2:
         return None
     opposites = {o for s in claim for o in _opposite(s)}
@@ -193,7 +194,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
                 continue
             flipped = sorted(opposites & words)
             under = set().union(*(stems(scope) for scope in _negated_scope(sentence)))
-            negated = under & _with_same(claim) - heading - given - _DOCUMENT_WORDS
+            negated = under & denied - heading - given - _DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
             cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
@@ -248,15 +249,12 @@ def check(question: str, passages: list[Passage], subject: str = "") -> PremiseC
     follow-up's pronoun stands for ("why is it binding?" after a turn on the AI RMF claims "the
     AI RMF is binding"): "it is binding" alone has one word to meet a passage with, too few to be
     checked."""
-    found = []
-    for premise in presuppositions(question):
-        claim = with_subject(premise.claim, subject)
-        found.append((replace(premise, claim=claim), subject if claim != premise.claim else ""))
-    for premise, given in found:
-        hit = contradiction(premise, passages, subject=given)
+    found = [replace(p, claim=with_subject(p.claim, subject)) for p in presuppositions(question)]
+    for premise in found:
+        hit = contradiction(premise, passages, subject=subject if premise.claim.startswith(subject) else "")
         if hit is not None:
-            return PremiseCheck([p for p, _ in found], hit)
-    return PremiseCheck([p for p, _ in found])
+            return PremiseCheck(found, hit)
+    return PremiseCheck(found)
 
 
 def traced(question: str, passages: list[Passage], trace: Trace, subject: str = "") -> PremiseCheck:
