@@ -35,6 +35,16 @@ def test_list_items_of_an_answer():
     assert answer_items("It is voluntary.") == []
 
 
+def test_a_prose_list_starts_after_its_lead_in():
+    """A sentence's opening word or clause is no item: "the first one" of a prose answer is the
+    first thing it listed."""
+    assert answer_items("Moreover, the guide warns of several harms, such as bias, drift and leakage.") == [
+        "bias", "drift", "leakage"]
+    assert answer_items("In short, the plan covers staffing, budget, and tooling [2].") == [
+        "staffing", "budget", "tooling"]
+    assert answer_items("Alpha, Beta and Gamma are the three phases.") == ["Alpha", "Beta", "Gamma"]
+
+
 def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     r = resolve("ok, what does the second one mean?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                 CATALOG)
