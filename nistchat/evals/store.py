@@ -139,7 +139,8 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
                                                        **({"key_terms": r.key_terms} if r.key_terms is not None else {}),
                                                        **({"wrongly_refused": float(r.refused)} if answered else {})},
                                             **({"answer": r.answer} if r.answer is not None else {}),
-                                            "turn": r.index + 1, "follow_up": r.follow_up, "gate_refused": r.refused,
+                                            "turn": r.index + 1, "follow_up": r.follow_up, "gate_refused": r.gate_refused,
+                                            "refusal": r.refusal, "translation": r.translation,
                                             "search_text": r.search_text, "missing": r.missing,
                                             "passages": r.passages, "timings_ms": {"total": r.ms}}))
     run.done = run.total

@@ -41,13 +41,15 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
         history: list[dict] = []
         for index, turn in enumerate(conv.turns):
             t = time.perf_counter()
-            passages, answer, refused, searched = [], "", False, ""
+            passages, answer, refused, searched, reason, translation = [], "", False, "", "", ""
             for event in runtime.answer(turn.question, list(history), ticket=runtime.queue.take("eval", capped=False, priority=EVAL)):
                 if isinstance(event, Sources):
                     passages = [{**p.to_dict(), "n": i, "cited": False} for i, p in enumerate(event.passages, 1)]
                 elif isinstance(event, Final):
                     answer, refused = event.answer.text, event.answer.refused
-                    searched = event.answer.searched_for
+                    searched, reason = event.answer.searched_for, event.answer.refusal_reason
+                    translation = next((str(st["items"][0].get("status", "")) for st in
+                                        event.answer.trace.get("stages", []) if st["name"] == "translate" and st["items"]), "")
                     passages = [s.to_dict() for s in event.answer.sources] or passages
                 elif isinstance(event, Error):
                     answer = ""
@@ -61,7 +63,8 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
                              [{"doc": p.get("doc"), "section": p.get("section"), "text": p.get("text", "")}
                               for p in passages], round((time.perf_counter() - t) * 1000, 1), turn, refused,
-                             answer=answer, key_terms=key_term_share(terms, answer, typed))
+                             refusal=reason if refused else "", answer=answer,
+                             key_terms=key_term_share(terms, answer, typed), translation=translation)
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

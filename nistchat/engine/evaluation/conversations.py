@@ -67,6 +67,7 @@ class TurnResult:
     ms: float
     expected: Turn | None = None
     refused: bool = False  # the refusal gate would refuse it before generation (with answers: it was refused)
+    refusal: str = ""  # why it was refused: GATE (before generation), else the answer's refusal_reason
     answer: str | None = None  # with answers: the reader's text (None: retrieval only)
     key_terms: float | None = None  # with answers: share of the turn's key terms in the answer
     translation: str = ""  # a turn in another language: how its translation went ("done", "deadline", ...)
@@ -76,8 +77,17 @@ class TurnResult:
         return self.index > 0
 
     @property
+    def gate_refused(self) -> bool:
+        """Refused before generation: the reader declining, or nothing it wrote checking out, is
+        another matter (the issue's target is about the gate)."""
+        return self.refused and self.refusal == GATE
+
+    @property
     def id(self) -> str:
         return f"{self.conversation}.{self.index + 1}"
+
+
+GATE = "off_topic"  # the refusal_reason of a refusal before generation (answer/refusal.py's gate)
 
 
 @dataclass
@@ -85,6 +95,7 @@ class Tally:
     n: int = 0
     hits: int = 0
     refused: int = 0
+    gate: int = 0  # of the refusals, those made by the gate before generation
     terms: list[float] = field(default_factory=list)  # key-term shares, when answers were generated
 
     @property
@@ -95,10 +106,11 @@ class Tally:
     def key_terms(self) -> float | None:
         return round(sum(self.terms) / len(self.terms), 4) if self.terms else None
 
-    def add(self, hit: bool, refused: bool = False, key_terms: float | None = None) -> None:
+    def add(self, hit: bool, refused: bool = False, key_terms: float | None = None, gate: bool = False) -> None:
         self.n += 1
         self.hits += int(hit)
         self.refused += int(refused)
+        self.gate += int(gate)
         if key_terms is not None:
             self.terms.append(key_terms)
 
@@ -112,7 +124,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit, r.refused, r.key_terms)
+                t.add(r.hit, r.refused, r.key_terms, r.gate_refused)
         return t
 
     @property
@@ -131,6 +143,7 @@ class ConversationReport:
                   "all turns": self.tally(lambda r: True)}
         kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
         as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused,  # noqa: E731
+                             "gate_refused": t.gate,
                              **({"key_terms": t.key_terms} if t.terms else {})}
         return {"k": self.k, "conversations": self.n_conversations,
                 "groups": {g: as_dict(t) for g, t in groups.items()},
@@ -211,11 +224,12 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
                         {"role": "assistant", "content": turn.answer,
                          "sources": [{**p.to_dict(), "cited": False} for p in result.passages]}]
             texts = [p.text for p in result.passages]
+            refused = bool(gate(result)) if gate else False
             missing = missing_evidence(turn.evidence, texts)
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
                              round(result.timings_ms.get("total", 0.0), 1), turn,
-                             bool(gate(result)) if gate else False, translation=translation_of(result))
+                             refused, GATE if refused else "", translation=translation_of(result))
             report.turns.append(row)
             if on_turn:
                 on_turn(row)
@@ -248,6 +262,8 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
     for group in ("first turns", "follow-up turns"):
         rows.append((f"{group} refused" + ("" if answered else " by the gate"),
                      [str(summaries[n]["groups"][group]["refused"]) for n in names]))
+        if answered:
+            rows.append(("  of them by the gate", [str(summaries[n]["groups"][group]["gate_refused"]) for n in names]))
     for kind in KINDS:
         rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
     label_w = max(len(r[0]) for r in rows) + 2
@@ -258,7 +274,8 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
             lines.append("")
             lines.append(f"{name} misses ({len(rep.misses())}):")
             for r in rep.misses():
-                lines.append(f"  {r.id} [{r.kind}] {r.question}" + ("  (refused by the gate)" if r.refused else ""))
+                lines.append(f"  {r.id} [{r.kind}] {r.question}" + ("  (refused by the gate)" if r.gate_refused else
+                                                                     f"  (refused: {r.refusal})" if r.refused else ""))
                 if r.search_text and r.search_text != r.question.lower():
                     lines.append(f"      searched for: {r.search_text!r}")
                 for e in r.missing:

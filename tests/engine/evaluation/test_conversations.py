@@ -51,8 +51,8 @@ def test_first_turns_against_follow_ups_and_per_kind():
     rep = run_conversations(Scripted(), CONVS, gate=lambda r: r.question == "q5")  # the gate refuses q5
     s = rep.summary()
     # q4 opens its conversation in another language and its evidence is split across passages: a miss
-    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5, "refused": 0}
-    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667, "refused": 1}
+    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5, "refused": 0, "gate_refused": 0}
+    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667, "refused": 1, "gate_refused": 1}
     assert s["kinds"]["other_language"]["hits"] == 0 and s["kinds"]["drill_down"]["hits"] == 0
     assert "correction" not in s["kinds"] and s["conversations"] == 2
     assert [m.id for m in rep.misses()] == ["c1.3", "c2.1"]
@@ -102,6 +102,20 @@ def test_every_evidence_string_sits_in_one_passage_of_the_index(index):
                    for i, t in enumerate(c.turns, 1) for e in t.evidence
                    if not any(match_norm(e) in h for h in hays)]
     assert not unreachable, "\n".join(unreachable)
+
+
+def test_an_answered_turns_refusal_says_whose_it_was():
+    """The issue's target is about the gate: a reader that declines after reading the passages is
+    counted as refused, not as refused by the gate."""
+    from nistchat.engine.evaluation.conversations import GATE, ConversationReport, TurnResult
+
+    rows = [TurnResult("c1", i, "pronoun", f"q{i}", True, [], "", [], 1.0, None, refused, why, answer="a", key_terms=0.0)
+            for i, (refused, why) in enumerate([(False, ""), (True, GATE), (True, "reader_declined"), (True, "unsupported")])]
+    groups = ConversationReport(6, rows).summary()["groups"]
+    assert groups["follow-up turns"]["refused"] == 3 and groups["follow-up turns"]["gate_refused"] == 1
+    table = format_table({"dev": ConversationReport(6, rows)})
+    assert "(refused by the gate)" not in table  # every turn hit: no misses listed
+    assert [line.split()[-1] for line in table.splitlines() if "of them by the gate" in line] == ["0", "1"]
 
 
 def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
