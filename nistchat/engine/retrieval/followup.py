@@ -358,8 +358,9 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     bare = _strip(_FILLER_START, text) or text
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
                                                 or bool(identifiers(bare)))
+    own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     leans = ellipsis or is_follow_up(bare) or not identifiers(bare) and bool(
-        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(bare) and len(_content_words(bare)) <= 4)
+        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))

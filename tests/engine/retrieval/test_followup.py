@@ -151,6 +151,13 @@ def test_a_comparison_keeps_both_documents():
     assert switch.scope == (SSDF,) and not switch.compare and not switch.ask
 
 
+def test_a_turn_whose_only_topic_words_name_a_document_leans_on_the_conversation():
+    """"does <document> give advice on it?" has a pronoun and the document's name: the name is no topic."""
+    history = chat(("how does the AI RMF define harm?", "Harm to people."))
+    r = resolve("does the secure software development framework give advice on it?", history, CATALOG)
+    assert r.kind == "comparison" and r.scope == (SSDF,) and r.question.startswith("how does define harm?")
+
+
 def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
     """Asked the turn alone, a small reader answered "Yes, it says the same" with nothing behind it."""
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
