@@ -89,14 +89,12 @@ _PRONOUN_SUBJECT = re.compile(
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 # A prose sentence's words before its list: an opening that names nothing ("However, …", "In
-# short, …"), a lead-in verb ("… are", "… describes"), or a part that opens the list ("such as").
+# short, …"), or a part that opens the list ("…, such as A, B and C").
 _DISCOURSE = re.compile(
     r"^\s*(?:however|additionally|also|furthermore|moreover|therefore|thus|overall|specifically|notably|similarly|"
     r"finally|instead|in (?:summary|short|addition|particular|general|practice|brief)|for (?:example|instance)|"
     r"as a result|first(?:ly)?|second(?:ly)?|third(?:ly)?|lastly|together|according to [^,]{1,60})\s*,\s*",
     re.IGNORECASE)
-_LEAD_IN = re.compile(r"\b(?:are|include|includes|including|is|were|lists?|names?|covers?|describes?|"
-                      r"identifies|identify|outlines?)\b\s*", re.IGNORECASE)
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
@@ -162,19 +160,18 @@ def answer_items(answer: str) -> list[str]:
     best: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         body = _DISCOURSE.sub("", sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence)
+        body = re.split(r"\b(?:are|include|includes|including|is|were)\b\s*", body, maxsplit=1)[-1] \
+            if "," in body or ";" in body else body
         parts = [p for p in re.split(r";\s*", body) if p.strip()]
         if len(parts) < 2:
             parts = re.split(r",\s*", body)
+        opens = [i for i, p in enumerate(parts) if i and _LIST_OPENS.match(p)]
+        if opens:  # "…, such as A, B and C": the list is what follows
+            parts = [_LIST_OPENS.sub("", parts[opens[0]], count=1), *parts[opens[0] + 1:]]
         if len(parts) >= 2:
-            opens = [i for i, p in enumerate(parts) if i and _LIST_OPENS.match(p)]
-            if opens:  # "…, such as A, B and C": the list is what follows
-                parts = [_LIST_OPENS.sub("", parts[opens[0]], count=1), *parts[opens[0] + 1:]]
-            else:  # "The four are A, B, …", "it describes A, B and C": the list is after the lead-in
-                parts[0] = _LEAD_IN.split(parts[0], maxsplit=1)[-1]
             tail = re.split(r"\s+(?:and|or)\s+", parts[-1], maxsplit=1)
             if len(tail) == 2 and not parts[-1].lower().startswith(("and ", "or ")):
                 parts = parts[:-1] + tail
-            parts[-1] = _LEAD_IN.split(parts[-1], maxsplit=1)[0] or parts[-1]  # "… and D are the four"
         items = [re.sub(r"^(?:and|or)\s+|\s+(?:and|or)$", "", p.strip(" .")).strip() for p in parts]
         items = [i for i in items if i]
         if len(items) >= 2 and len(items) > len(best):
