@@ -109,13 +109,16 @@ def test_an_answered_turns_refusal_says_whose_it_was():
     counted as refused, not as refused by the gate."""
     from nistchat.engine.evaluation.conversations import GATE, ConversationReport, TurnResult
 
-    rows = [TurnResult("c1", i, "pronoun", f"q{i}", True, [], "", [], 1.0, None, refused, why, answer="a", key_terms=0.0)
+    rows = [TurnResult("c1", i, "pronoun", f"q{i}", False, ["e"], "", [], 1.0, None, refused, why, answer="a",
+                       key_terms=0.0)
             for i, (refused, why) in enumerate([(False, ""), (True, GATE), (True, "reader_declined"), (True, "unsupported")])]
     groups = ConversationReport(6, rows).summary()["groups"]
     assert groups["follow-up turns"]["refused"] == 3 and groups["follow-up turns"]["gate_refused"] == 1
     table = format_table({"dev": ConversationReport(6, rows)})
-    assert "(refused by the gate)" not in table  # every turn hit: no misses listed
     assert [line.split()[-1] for line in table.splitlines() if "of them by the gate" in line] == ["0", "1"]
+    misses = [line.strip() for line in table.splitlines() if line.startswith("  c1.")]
+    assert misses == ["c1.1 [pronoun] q0", "c1.2 [pronoun] q1  (refused by the gate)",
+                      "c1.3 [pronoun] q2  (refused: reader_declined)", "c1.4 [pronoun] q3  (refused: unsupported)"]
 
 
 def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
