@@ -138,6 +138,11 @@ class Trace:
     def to_dict(self) -> dict:
         return {"stages": [asdict(s) for s in self.stages], "notes": list(self.notes)}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Trace":
+        """A trace back from `to_dict` (an answer carries its trace serialised)."""
+        return cls([StageTrace(**s) for s in data.get("stages", [])], list(data.get("notes", [])))
+
 
 @dataclass(frozen=True)
 class Resolution:

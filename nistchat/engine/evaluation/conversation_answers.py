@@ -16,8 +16,9 @@ from typing import Callable
 from ..answer.events import Error, Final, Sources
 from ..backends.queue import EVAL
 from ..runtime import Runtime
+from ..types import Trace
 from .answers import fallback_terms, term_present
-from .conversations import Conversation, ConversationReport, TurnResult
+from .conversations import Conversation, ConversationReport, TurnResult, translation_of
 from .retrieval import missing_evidence
 
 
@@ -48,8 +49,7 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
                 elif isinstance(event, Final):
                     answer, refused = event.answer.text, event.answer.refused
                     searched, reason = event.answer.searched_for, event.answer.refusal_reason
-                    translation = next((str(st["items"][0].get("status", "")) for st in
-                                        event.answer.trace.get("stages", []) if st["name"] == "translate" and st["items"]), "")
+                    translation = translation_of(Trace.from_dict(event.answer.trace))
                     passages = [s.to_dict() for s in event.answer.sources] or passages
                 elif isinstance(event, Error):
                     answer = ""
@@ -63,7 +63,7 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
                              [{"doc": p.get("doc"), "section": p.get("section"), "text": p.get("text", "")}
                               for p in passages], round((time.perf_counter() - t) * 1000, 1), turn, refused,
-                             refusal=reason if refused else "", answer=answer,
+                             refusal=reason, answer=answer,
                              key_terms=key_term_share(terms, answer, typed), translation=translation)
             report.turns.append(row)
             if on_turn:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..retrieval import Retriever
-from ..types import Retrieval
+from ..types import Retrieval, Trace
 from .retrieval import first_file, missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
@@ -52,6 +52,9 @@ class Turn:
 class Conversation:
     id: str
     turns: list[Turn]
+
+
+GATE = "off_topic"  # the refusal_reason of a refusal before generation (answer/refusal.py's gate)
 
 
 @dataclass
@@ -85,9 +88,6 @@ class TurnResult:
     @property
     def id(self) -> str:
         return f"{self.conversation}.{self.index + 1}"
-
-
-GATE = "off_topic"  # the refusal_reason of a refusal before generation (answer/refusal.py's gate)
 
 
 @dataclass
@@ -190,20 +190,20 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
     return found
 
 
-def _traced(retrieval, stage_name: str, key: str) -> str:
-    """`key` of the first item the retrieval's trace holds for stage `stage_name` ('' if none)."""
-    stage = retrieval.trace.stage(stage_name)
+def _traced(trace: Trace, stage_name: str, key: str) -> str:
+    """`key` of the first item the trace holds for stage `stage_name` ('' if none)."""
+    stage = trace.stage(stage_name)
     return str(stage.items[0].get(key, "")) if stage and stage.items else ""
 
 
-def translation_of(retrieval) -> str:
-    """The translation's status from the retrieval's trace ('' when the question was not translated)."""
-    return _traced(retrieval, "translate", "status")
+def translation_of(trace: Trace) -> str:
+    """The translation's status from a retrieval's or an answer's trace ('' when the question was not translated)."""
+    return _traced(trace, "translate", "status")
 
 
-def search_text_of(retrieval) -> str:
+def search_text_of(trace: Trace) -> str:
     """What the retrieval searched for, from its trace (a follow-up's rewrite, a translation)."""
-    return _traced(retrieval, "query", "search_text")
+    return _traced(trace, "query", "search_text")
 
 
 def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None,
@@ -226,10 +226,10 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
             texts = [p.text for p in result.passages]
             refused = bool(gate(result)) if gate else False
             missing = missing_evidence(turn.evidence, texts)
-            row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result),
+            row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result.trace),
                              [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
                              round(result.timings_ms.get("total", 0.0), 1), turn,
-                             refused, GATE if refused else "", translation=translation_of(result))
+                             refused, GATE if refused else "", translation=translation_of(result.trace))
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

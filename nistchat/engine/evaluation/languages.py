@@ -136,8 +136,8 @@ def run_languages(retriever: Retriever, conversations: list[Conversation], *, k:
             if between:
                 between()
             own = retriever.retrieve(turn.question, k=k)
-            report.turns.append(LanguageTurn(f"{c.id}.1", turn.question, turn.english, searched=search_text_of(own),
-                                             refused=gate(own), negative=True, translation=translation_of(own),
+            report.turns.append(LanguageTurn(f"{c.id}.1", turn.question, turn.english, searched=search_text_of(own.trace),
+                                             refused=gate(own), negative=True, translation=translation_of(own.trace),
                                              refused_english=gate(retriever.retrieve(turn.english, k=k))))
     return report
 

@@ -180,9 +180,9 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
         return None
     claim = stems(premise.claim, _QUESTION_NOISE)
     given = stems(subject)
-    denied = _with_same(claim)  # the words whose denial contradicts the claim
     if len(claim) < 2:
         return None
+    denied = _with_same(claim)  # the words whose denial contradicts the claim
     opposites = {o for s in claim for o in _opposite(s)}
     best: tuple[tuple[int, int], Contradiction] | None = None
     for n, p in enumerate(passages, 1):

@@ -186,3 +186,13 @@ def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
     assert summary["refused_with_evidence"] == summary["refused_english_with_evidence"] == 0
     assert isinstance(row["refused"], bool) and row["refused_english"] is False  # English: never refused
     assert row["searched_for"] and not row["searched_for"].startswith("welche")  # searched in English
+
+
+def test_an_answers_serialised_trace_reads_like_a_retrievals():
+    """The answers run reads the translation's status from the answer's trace, which arrives serialised."""
+    from nistchat.engine.evaluation.conversations import translation_of
+
+    trace = Trace()
+    trace.add("translate", 12.0, [{"language": "French", "status": "deadline"}], "typed in French")
+    back = Trace.from_dict(trace.to_dict())
+    assert back == trace and translation_of(back) == "deadline" and translation_of(Trace()) == ""
