@@ -96,6 +96,8 @@ _DISCOURSE = re.compile(
     r"as a result|first(?:ly)?|second(?:ly)?|third(?:ly)?|lastly|together|according to [^,]{1,60})\s*,\s*",
     re.IGNORECASE)
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
+# The word before a list's last item, in the languages a question may be asked in.
+_AND = r"(?:and/or|and|or|y|o|und|oder|et|ou)"
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
 
@@ -160,19 +162,24 @@ def answer_items(answer: str) -> list[str]:
     best: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         body = _DISCOURSE.sub("", sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence)
-        body = re.split(r"\b(?:are|include|includes|including|is|were)\b\s*", body, maxsplit=1)[-1] \
+        body = re.split(r"\b(?:are|include|includes|including|is|were|son|sind|sont)\b\s*", body, maxsplit=1)[-1] \
             if "," in body or ";" in body else body
         parts = [p for p in re.split(r";\s*", body) if p.strip()]
-        if len(parts) < 2:
+        commas = len(parts) < 2
+        if commas:
             parts = re.split(r",\s*", body)
         opens = [i for i, p in enumerate(parts) if i and _LIST_OPENS.match(p)]
         if opens:  # "…, such as A, B and C": the list is what follows
             parts = [_LIST_OPENS.sub("", parts[opens[0]], count=1), *parts[opens[0] + 1:]]
         if len(parts) >= 2:
-            tail = re.split(r"\s+(?:and|or)\s+", parts[-1], maxsplit=1)
-            if len(tail) == 2 and not parts[-1].lower().startswith(("and ", "or ")):
+            tail = re.split(rf"\s+{_AND}\s+", parts[-1], maxsplit=1)
+            opens_joined = bool(re.match(rf"{_AND}\s", parts[-1]))
+            if commas and len(tail) == 1 and not opens_joined and (
+                    len(parts) == 2 or all(len(p.split()) == 1 for p in parts[1:-1]) and len(parts[-1].split()) > 1):
+                continue  # "Yes, it does …", "aims for clear, specific, achievable goals": commas, no list
+            if len(tail) == 2 and not opens_joined:
                 parts = parts[:-1] + tail
-        items = [re.sub(r"^(?:and|or)\s+|\s+(?:and|or)$", "", p.strip(" .")).strip() for p in parts]
+        items = [re.sub(rf"^{_AND}\s+|\s+{_AND}$", "", p.strip(" .")).strip() for p in parts]
         items = [i for i in items if i]
         if len(items) >= 2 and len(items) > len(best):
             best = items

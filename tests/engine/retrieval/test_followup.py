@@ -45,6 +45,17 @@ def test_a_prose_list_starts_after_its_lead_in():
     assert answer_items("It is a culture present everywhere, including teams that buy or build tools.") == []
 
 
+def test_commas_without_a_list_are_no_list():
+    """Two parts without "and", or single words qualifying one thing, are prose: "the first one"
+    must not point at "Yes"."""
+    assert answer_items("Yes, the profile covers it for us.") == []
+    assert answer_items("The plan aims for clear, specific, achievable goals for standards.") == []
+    assert answer_items("Govern, map, measure, manage.") == ["Govern", "map", "measure", "manage"]
+    # the last item joined in the answer's language
+    assert answer_items("Las funciones son GOVERN, MAP, MEASURE y MANAGE.") == ["GOVERN", "MAP", "MEASURE", "MANAGE"]
+    assert answer_items("During design, development, operation and/or retirement.")[-2:] == ["operation", "retirement"]
+
+
 def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     r = resolve("ok, what does the second one mean?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                 CATALOG)
