@@ -348,9 +348,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             where = f"the list in the previous answer's passage {passage}" if passage else "the previous answer's list"
             why = f"follow-up, item {n if n > 0 else 'last'} of {where}: {picked!r}"
             question = f"{rest} ({base})" if not named else rest
-            # the reader sees its own list in the conversation, but not a list only its passages held
+            # asked with the item in place of the ordinal: asked about "the second one", a small
+            # reader answers "the second one is about …", even about a list it wrote itself
             return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
-                              frame=question, slot=picked, ask=rest if passage else "")
+                              frame=question, slot=picked, ask=rest)
 
     choice = _CHOICE.search(text)
     items = answer_items(last.answer) if choice and answered else []

@@ -62,7 +62,7 @@ def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
     assert r.kind == "item" and "Confabulation" in r.question and r.scope == (GAI,) and r.leans_on_answered
     last = resolve("and the last one?", chat(("which risks does the GAI profile list?", GAI_RISKS)), CATALOG)
     assert "Data Privacy" in last.question
-    assert last.ask == ""  # asked as typed: the reader reads the conversation (docs/decisions.md)
+    assert last.ask == "and Data Privacy?"  # the reader is asked the item, not "the last one"
     # "the first step" names a thing of its own, not an item of the list
     assert resolve("is that the first step?", chat(("which risks does the GAI profile list?", GAI_RISKS)),
                    CATALOG).kind != "item"
