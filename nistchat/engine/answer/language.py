@@ -7,21 +7,12 @@ retrieval also uses to search such a question in English).
 """
 from __future__ import annotations
 
-import re
-
-from ..retrieval.translate import typed_language
-
-_ASKED = {
-    "English": re.compile(r"\b(?:in english|auf englisch|en ingl[eé]s|en anglais)\b", re.IGNORECASE),
-    "Spanish": re.compile(r"\b(?:in spanish|en espa[nñ]ol|auf spanisch|en espagnol)\b", re.IGNORECASE),
-    "German": re.compile(r"\b(?:in german|auf deutsch|en alem[aá]n|en allemand)\b", re.IGNORECASE),
-    "French": re.compile(r"\b(?:in french|en fran[cç]ais|auf franz[oö]sisch|en franc[eé]s)\b", re.IGNORECASE),
-}
+from ..retrieval.translate import asked_language, typed_language
 
 
 def answer_language(question: str) -> str:
     """The language to answer in, when not English: 'Spanish', 'German' or 'French'; '' for English."""
-    asked = [name for name, rx in _ASKED.items() if rx.search(question or "")]
+    asked = asked_language(question)
     if asked:
-        return "" if asked[0] == "English" else asked[0]
+        return "" if asked == "English" else asked
     return typed_language(question)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from ..text import CITATION_MARK, FRAMEWORK_IDS
 from ..types import Passage, Resolution
 from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise
+from .translate import ASKED_LANGUAGE, asked_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
 _NEW_TOPIC = re.compile(
@@ -281,6 +282,14 @@ def _strip(pattern: re.Pattern, text: str) -> str:
     return pattern.sub("", text, count=1).strip(" ,:;-")
 
 
+def _unasked(text: str) -> str:
+    """`text` without its request for a language, nor the "please" and colon around it."""
+    for rx in ASKED_LANGUAGE.values():
+        text = rx.sub(" ", text)
+    text = re.sub(r"^[\s,:;-]*(?:(?:please|pls|plz|svp|s'il te plaît|bitte|por favor)\b[\s,:;-]*)*", "", text)
+    return " ".join(text.split()).strip(" ,;:-")
+
+
 def _acts_on_previous(text: str) -> bool:
     """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
     request names how to say the previous answer and nothing new to look up."""
@@ -361,10 +370,15 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                           "follow_up", _scope(named, previous), leans_on_answered=answered)
 
     bare = _strip(_FILLER_START, text) or text
+    # "in German please: who signs it off?": asking for the answer's language speaks to the
+    # conversation, so a short question with it leans on what was said
+    asked_back = asked_language(bare) != "" and len(_content_words(_unasked(bare))) <= FOLLOW_UP_MAX_CONTENT_WORDS
+    if asked_back:
+        bare = _unasked(bare) or bare
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
                                                 or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
-    leans = ellipsis or is_follow_up(bare) or not identifiers(bare) and bool(
+    leans = ellipsis or asked_back or is_follow_up(bare) or not identifiers(bare) and bool(
         _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents

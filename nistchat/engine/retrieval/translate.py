@@ -66,6 +66,20 @@ CACHE_SIZE = 512  # translations remembered (a conversation's earlier questions 
 SHORT_SHARE, SHORT_FROM_WORDS = 0.5, 8
 
 
+# A request for the answer's language, in the languages a question may be typed in.
+ASKED_LANGUAGE = {
+    "English": re.compile(r"\b(?:in english|auf englisch|en ingl[eé]s|en anglais)\b", re.IGNORECASE),
+    "Spanish": re.compile(r"\b(?:in spanish|en espa[nñ]ol|auf spanisch|en espagnol)\b", re.IGNORECASE),
+    "German": re.compile(r"\b(?:in german|auf deutsch|en alem[aá]n|en allemand)\b", re.IGNORECASE),
+    "French": re.compile(r"\b(?:in french|en fran[cç]ais|auf franz[oö]sisch|en franc[eé]s)\b", re.IGNORECASE),
+}
+
+
+def asked_language(text: str) -> str:
+    """The language `text` asks the answer to be in ('English', 'Spanish', …), '' when it asks none."""
+    return next((name for name, rx in ASKED_LANGUAGE.items() if rx.search(text or "")), "")
+
+
 def typed_language(text: str) -> str:
     """The language `text` is typed in, when not English: 'Spanish', 'German' or 'French'; '' for
     English. Counts each language's commonest function words: enough for a question of a few

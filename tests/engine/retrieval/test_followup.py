@@ -169,6 +169,17 @@ def test_a_turn_whose_only_topic_words_name_a_document_leans_on_the_conversation
     assert r.kind == "comparison" and r.scope == (SSDF,) and r.question.startswith("how does define harm?")
 
 
+def test_a_short_question_asking_for_a_language_leans_on_the_conversation():
+    """Asking for the answer's language speaks to the conversation: "the sign-off" is the one just
+    discussed, so the earlier question is searched with it, without the request."""
+    history = chat(("what does the SSDF profile say about release reviews?", "A reviewer signs off [1]."))
+    r = resolve("in German please: who owns the final sign-off?", history, CATALOG)
+    assert r.kind == "follow_up" and r.scope == (SSDF,)
+    assert r.question == "what does the SSDF profile say about release reviews? who owns the final sign-off?"
+    # without the request, the same words stand alone
+    assert resolve("who owns the final sign-off?", history, CATALOG).kind != "follow_up"
+
+
 def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
     """Asked the turn alone, a small reader answered "Yes, it says the same" with nothing behind it."""
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
