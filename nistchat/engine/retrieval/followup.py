@@ -391,9 +391,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if ellipsis:
         frame = previous.frame or base
         swapped = _swap(frame, bare)
-        if swapped:
+        if swapped:  # a whole question again, asked as such: told "and MAP?", a small reader restates GOVERN
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
-                              "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
+                              "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
+                              ask=swapped)
         slot, swapped = _swap_slot(previous, bare)
         if swapped:  # asked like the drill-down it follows: the item swapped in what the reader was asked
             ask = previous.ask.replace(previous.slot, slot, 1) if previous.slot in previous.ask else ""

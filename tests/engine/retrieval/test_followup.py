@@ -128,6 +128,7 @@ def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     r = resolve("and govern", history, CATALOG)
     assert r.question.startswith("what is the purpose of the govern function in the AI RMF")
     assert "MEASURE" not in r.question and r.scope == (RMF,)
+    assert r.ask == r.question  # the reader is asked the whole question, not "and govern"
 
 
 def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
