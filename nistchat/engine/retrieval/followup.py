@@ -149,8 +149,10 @@ def turns_of(history: list[dict] | None, current: str, parents: dict | None = No
 
 
 def _item_name(line: str) -> str:
-    """A list line's item less its explanation ("Data Privacy: leakage of personal data …")."""
-    return re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0].strip(" .*")
+    """A list line's item less its explanation ("Data Privacy: leakage of personal data …", or the
+    sentences after its first: "Scientifically sound standards. Standards are most likely …")."""
+    name = re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0]
+    return re.split(r"(?<=[a-z0-9)])\.\s+(?=[A-Z])", name, maxsplit=1)[0].strip(" .*")
 
 
 def answer_items(answer: str) -> list[str]:
@@ -191,8 +193,13 @@ def passage_items(text: str) -> list[str]:
     """The first list of a passage: a run of bulleted or numbered lines (its top level; deeper
     lines belong to an item), or a table's rows (their first cell). What "the third one" means when
     the answer it follows named the list's length and not its items ("it names five kinds")."""
+    return passage_list(text)[0]
+
+
+def passage_list(text: str) -> tuple[list[str], str]:
+    """`passage_items`, with the line that leads into the list ("… four sets of outcomes:")."""
     run: list[str] = []
-    indent = 0
+    indent, lead = 0, ""
     for line in (text or "").splitlines():
         bullet = _LIST_LINE.match(line)
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
@@ -208,32 +215,36 @@ def passage_items(text: str) -> list[str]:
             run = run[:-1]
         elif line.strip():
             if len(run) >= 2:
-                return run
-            run = []
-    return run if len(run) >= 2 else []
+                return run, lead
+            run, lead = [], line.strip()
+    return (run, lead) if len(run) >= 2 else ([], "")
 
 
 def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     """The list an ordinal points into: the answer's, else (the answer had none, or a shorter one)
-    the list in the passages it was given that is long enough and whose items most share a word
-    with `topic` (the question it answered: "which attack types" picks a list of "… attacks" over
-    a figure's list of themes beside it); with where it came from ('' for the answer)."""
+    the list in the passages it was given that is long enough and says most what `topic` (the
+    question it answered) asked for: first by the words its heading and lead-in line share with
+    it, the document's title left out ("what outcomes …" picks the list led by "… four sets of
+    outcomes:" over another list of the same document), then by how many of its items share a word with it ("which attack types"
+    picks a list of "… attacks" over a figure's list of themes beside it); with where it came from
+    ('' for the answer)."""
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
 
     def words(text: str) -> set[str]:
-        return {w.lower() for w in _content_words(text)}
+        return {w.lower().rstrip("s") for w in _content_words(text)}
 
     asked = words(topic)
-    best, where, most = [], "", -1
+    best, where, most = [], "", (-1, -1)
     for passage in turn.sources:
-        listed = passage_items(passage.text)
+        listed, lead = passage_list(passage.text)
         if len(listed) < n:
             continue
-        shared = sum(bool(asked & words(item)) for item in listed)
-        if shared > most:
-            best, where, most = listed, passage.id, shared
+        own = asked - words(passage.title)  # the document's own name is every passage's
+        says = (len(own & words(f"{passage.section} {lead}")), sum(bool(asked & words(item)) for item in listed))
+        if says > most:
+            best, where, most = listed, passage.id, says
     return best, where
 
 

@@ -101,6 +101,20 @@ def test_an_item_of_a_list_the_answer_only_counted_is_read_from_its_passages():
     assert resolve("the 9th one?", history, CATALOG).kind != "item"
 
 
+def test_of_a_documents_lists_the_one_led_by_what_was_asked_is_pointed_into():
+    """Every list of a document shares its name's words; the one whose lead-in says what was asked
+    for is the one meant, and its item is named by its first sentence."""
+    tasks = {**CATEGORIES, "id": "m:3", "title": "Monitoring Report", "section": "Tasks",
+             "text": "The monitoring report assigns these tasks:\n- Report monitoring gaps. Monthly.\n"
+                     "- Review monitoring logs\n- Rotate monitoring keys"}
+    goals = {**tasks, "id": "m:4", "section": "Summary",
+             "text": "The work aims at three goals:\n- Fewer outages. Outages cost money.\n- Faster fixes\n"
+                     "- Safer releases. Each release is reviewed."}
+    history = chat(("what goals does the monitoring report aim at", "It names three goals [1].", [tasks, goals]))
+    r = resolve("more on the last one", history, CATALOG)
+    assert "m:4" in r.why and r.ask == "more on Safer releases"
+
+
 def test_a_choice_among_the_previous_answers_items_is_searched_with_their_names():
     history = chat(("which risks does the GAI profile list?", GAI_RISKS))
     r = resolve("ok and which of those is about made-up content?", history, CATALOG)
