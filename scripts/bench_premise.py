@@ -2,8 +2,9 @@
 
     python scripts/bench_premise.py firings [FILE.jsonl ...]
         every question of the files (default: the dev splits golden.jsonl and dev_office.jsonl, and
-        each turn of conversations_dev.jsonl asked on its own): premises found, and premises the
-        retrieved passages contradict, by category. Retrieval only, no reader.
+        each turn of conversations_dev.jsonl asked on its own): premises found (yes/no questions'
+        claims included, form "polar"), and premises the retrieved passages contradict, by
+        category. Retrieval only, no reader.
 
     python scripts/bench_premise.py answers FILE.jsonl [--category false_premise] [--json OUT]
         each item answered by the full pipeline (the site's settings; -o gguf=… for the reader):
@@ -59,11 +60,11 @@ def firings(rt: Runtime, files: list[Path]) -> int:
         found, contradicted = collections.Counter(), collections.Counter()
         total = collections.Counter(r.get("category", "?") for r in rows)
         for row in rows:
-            ps = premises.presuppositions(row["question"])
-            if not ps:
+            if not (premises.presuppositions(row["question"]) or premises.polar_claims(row["question"])):
                 continue
-            found[row.get("category", "?")] += 1
             result = premises.check(row["question"], rt.retrieve(row["question"], k=rt.settings.answer.k).passages)
+            ps = result.premises
+            found[row.get("category", "?")] += 1
             c = result.contradicted
             if c is not None:
                 contradicted[row.get("category", "?")] += 1

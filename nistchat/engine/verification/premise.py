@@ -141,6 +141,26 @@ def presuppositions(question: str) -> list[Premise]:
     return found
 
 
+# A yes/no question ("is X mandatory?", "does X require Y?") asks rather than assumes; but when a
+# passage says the opposite word ("intended to be voluntary"), its answer is No, and a small reader
+# still tends to open with "Yes". Negation is no cue for it: a "not" near two shared words is too
+# weak a sign that the answer is No.
+_POLAR = re.compile(r"^(?:is|are|were|does|do|did|must|should|has|have|will)\s+(?P<claim>.+?)\s*\?*\s*$",
+                    re.IGNORECASE)
+
+
+def polar_claims(question: str) -> list[Premise]:
+    """The claims a question asks yes or no about (form "polar"), one per ?-terminated piece."""
+    pieces = [_LEAD.sub("", p.strip()) for p in re.findall(r"[^?]+\?*", " ".join((question or "").split()))]
+    found = []
+    for piece in pieces:
+        m = _POLAR.match(piece)
+        claim = _clean(m.group("claim")) if m else ""
+        if len(_WORD.findall(claim)) >= 3 and not NEGATION.search(claim):
+            found.append(Premise(claim, "polar"))
+    return found
+
+
 @dataclass
 class Contradiction:
     """Where the passages say the opposite of a premise: passage `passage` (1-based), the sentence,
@@ -193,7 +213,8 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
             if len(about) < min_shared:
                 continue
             flipped = sorted(opposites & words)
-            under = set().union(*(stems(scope) for scope in _negated_scope(sentence)))
+            under = set().union(*(stems(scope) for scope in _negated_scope(sentence))) \
+                if premise.form != "polar" else set()
             negated = under & denied - heading - given - _DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
@@ -249,7 +270,8 @@ def check(question: str, passages: list[Passage], subject: str = "") -> PremiseC
     follow-up's pronoun stands for ("why is it binding?" after a turn on the AI RMF claims "the
     AI RMF is binding"): "it is binding" alone has one word to meet a passage with, too few to be
     checked."""
-    found = [replace(p, claim=with_subject(p.claim, subject)) for p in presuppositions(question)]
+    found = [replace(p, claim=with_subject(p.claim, subject))
+             for p in presuppositions(question) or polar_claims(question)]
     for premise in found:
         hit = contradiction(premise, passages, subject=subject if premise.claim.startswith(subject) else "")
         if hit is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
-                                                   opening_verdict, presuppositions, with_subject)
+                                                   opening_verdict, polar_claims, presuppositions, with_subject)
 
 
 @pytest.mark.parametrize("question, form, claim", [
@@ -33,6 +33,29 @@ def test_each_form_of_question_yields_the_claim_it_takes_for_granted(question, f
 ])
 def test_an_ordinary_question_takes_nothing_for_granted(question):
     assert presuppositions(question) == []
+
+
+def test_a_yes_no_question_yields_the_claim_it_asks_about():
+    assert polar_claims("ok, is the monitoring report binding on vendors?") == [
+        Premise("the monitoring report binding on vendors", "polar")]
+    assert polar_claims("is it on?") == [] and polar_claims("does the plan not cover X?") == []
+    assert polar_claims("what does the MAP function do?") == []
+
+
+def test_an_opposite_word_answers_a_yes_no_question_no(runtime):
+    question = "are the plan's AI standards mandatory for US companies?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.premises[0].form == "polar"
+    assert result.contradicted is not None and result.contradicted.cue == "mandat/volunt"
+    assert result.lead.startswith("Not quite.")
+
+
+def test_a_negation_does_not_answer_a_yes_no_question(runtime):
+    """Only an opposite word counts for a question that asks: "not" near two shared words is too
+    weak a sign that the answer is No."""
+    question = "does the AI RMF prescribe a risk tolerance for each organization?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.premises and result.contradicted is None
 
 
 def test_a_negated_premise_is_found_but_not_checked(runtime):
