@@ -225,9 +225,9 @@ def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     the list in the passages it was given that is long enough and says most what `topic` (the
     question it answered) asked for: first by the words its heading and lead-in line share with
     it, the document's title left out ("what outcomes …" picks the list led by "… four sets of
-    outcomes:" over another list of the same document), then by how many of its items share a word with it ("which attack types"
-    picks a list of "… attacks" over a figure's list of themes beside it); with where it came from
-    ('' for the answer)."""
+    outcomes:" over another list of the same document), then by how many of its items share a
+    word with it ("which attack types" picks a list of "… attacks" over a figure's list of themes
+    beside it); with where it came from ('' for the answer)."""
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
