@@ -60,7 +60,7 @@ def firings(rt: Runtime, files: list[Path]) -> int:
         found, contradicted = collections.Counter(), collections.Counter()
         total = collections.Counter(r.get("category", "?") for r in rows)
         for row in rows:
-            if not (premises.presuppositions(row["question"]) or premises.polar_claims(row["question"])):
+            if not premises.claims(row["question"]):
                 continue
             result = premises.check(row["question"], rt.retrieve(row["question"], k=rt.settings.answer.k).passages)
             ps = result.premises

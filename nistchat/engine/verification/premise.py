@@ -116,15 +116,18 @@ def _clean(claim: str) -> str:
     return claim.strip(" ,;:-")
 
 
+def _pieces(question: str) -> list[str]:
+    """Each ?-terminated piece of a question, its lead ("so", "ok", …) off: "X, right? where do I
+    get it" has a tag and a request."""
+    text = " ".join((question or "").split())
+    return [_LEAD.sub("", p.strip()) for p in re.findall(r"[^?]+\?*", text) if p.strip()]
+
+
 def presuppositions(question: str) -> list[Premise]:
     """The claims a question takes for granted, in question order; [] for an ordinary question
     ("what does X say about Y?", "does X require Y?", which ask rather than assume)."""
     found: list[Premise] = []
-    text = " ".join((question or "").split())
-    # each ?-terminated piece separately: "X, right? where do I get it" has a tag and a request
-    pieces = [p.strip() for p in re.findall(r"[^?]+\?*", text) if p.strip()]
-    for piece in pieces:
-        body = _LEAD.sub("", piece)
+    for body in _pieces(question):
         fronted = _FRONTED.match(body)
         if fronted:
             claim = _clean(fronted.group("claim"))
@@ -151,14 +154,18 @@ _POLAR = re.compile(r"^(?:is|are|were|does|do|did|must|should|has|have|will)\s+(
 
 def polar_claims(question: str) -> list[Premise]:
     """The claims a question asks yes or no about (form "polar"), one per ?-terminated piece."""
-    pieces = [_LEAD.sub("", p.strip()) for p in re.findall(r"[^?]+\?*", " ".join((question or "").split()))]
     found = []
-    for piece in pieces:
+    for piece in _pieces(question):
         m = _POLAR.match(piece)
         claim = _clean(m.group("claim")) if m else ""
         if len(_WORD.findall(claim)) >= 3 and not NEGATION.search(claim):
             found.append(Premise(claim, "polar"))
     return found
+
+
+def claims(question: str) -> list[Premise]:
+    """What the check reads: the claims taken for granted, else those asked yes or no about."""
+    return presuppositions(question) or polar_claims(question)
 
 
 @dataclass
@@ -270,8 +277,7 @@ def check(question: str, passages: list[Passage], subject: str = "") -> PremiseC
     follow-up's pronoun stands for ("why is it binding?" after a turn on the AI RMF claims "the
     AI RMF is binding"): "it is binding" alone has one word to meet a passage with, too few to be
     checked."""
-    found = [replace(p, claim=with_subject(p.claim, subject))
-             for p in presuppositions(question) or polar_claims(question)]
+    found = [replace(p, claim=with_subject(p.claim, subject)) for p in claims(question)]
     for premise in found:
         hit = contradiction(premise, passages, subject=subject if premise.claim.startswith(subject) else "")
         if hit is not None:
