@@ -383,9 +383,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     bare = _strip(_FILLER_START, text) or text
     # "in German please: who signs it off?": asking for the answer's language speaks to the
     # conversation, so a short question with it leans on what was said
-    asked_back = asked_language(bare) != "" and len(_content_words(_unasked(bare))) <= FOLLOW_UP_MAX_CONTENT_WORDS
+    unasked = _unasked(bare) if asked_language(bare) else None
+    asked_back = unasked is not None and len(_content_words(unasked)) <= FOLLOW_UP_MAX_CONTENT_WORDS
     if asked_back:
-        bare = _unasked(bare) or bare
+        bare = unasked or bare
     ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
                                                 or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
