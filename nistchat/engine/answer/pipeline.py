@@ -21,16 +21,18 @@ from ..backends.select import ModelRegistry
 from ..corpus.catalog import documents
 from ..errors import BackendError, IndexMissing
 from ..retrieval import Retriever
+from ..retrieval.followup import answer_items
 from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
-from ..verification.verify import (count_mismatch, restates_question, says_dont_know, should_retry,
+from ..verification.verify import (COUNTED_NOT_LISTED, count_mismatch, counted_not_listed, restates_question,
+                                   says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences)
 from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
-from .prompt import build_messages
+from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages
 from .smalltalk import SmallTalkClassifier, is_refusal, reply
 
 log = logging.getLogger(__name__)
@@ -371,15 +373,18 @@ class _Run:
     def retry(self, first: Attempt, reader: Reader, attempts: list[Attempt]) -> Iterator[Event]:
         """The citation-forced second attempt when a checked first one has unsupported sentences;
         returns it (None when not needed or when it failed)."""
-        if not (first.verified and self.strict and should_retry(first.verdicts)):
+        counted = any(v.reason == COUNTED_NOT_LISTED for v in first.verdicts)
+        if not counted and not (first.verified and self.strict and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
-        reason = f"{failed} of {passed + failed} sentences were not supported by the passages"
+        reason = "the answer counted the items without naming them" if counted else \
+            f"{failed} of {passed + failed} sentences were not supported by the passages"
         yield Retry(reason, 2)
         t = time.perf_counter()
         second = None
         try:
-            second = yield from self.attempt(2, reader, retry=True)
+            second = yield from self.attempt(2, reader, retry=True,
+                                             instruction=LIST_INSTRUCTION if counted else RETRY_INSTRUCTION)
             attempts.append(second)
         except _Stopped as stop:
             self.trace.notes.append(f"retry failed ({stop.error.kind}: {stop.error.message}); "
@@ -392,15 +397,16 @@ class _Run:
 
 
     # -- one generation + its checks
-    def attempt(self, n: int, reader, *, retry: bool) -> Iterator[Event]:
+    def attempt(self, n: int, reader, *, retry: bool, instruction: str = RETRY_INSTRUCTION) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
         messages = att.messages = build_messages(self.ask or self.question, self.passages, self.history,
                                                  retry=retry, history_chars=self.opts.history_chars,
-                                                 typed=self.question)
+                                                 typed=self.question, instruction=instruction)
         att.prompt_tokens = _prompt_tokens(reader, messages)
+        kind = ("list-forced" if instruction == LIST_INSTRUCTION else "citation-forced") if retry else ""
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),
-                                             "retry": retry}], "citation-forced" if retry else "")
+                                             "retry": retry}], kind)
         lead = self.premise.lead  # a contradicted premise: the correction opens the answer
         self.partial = [lead] if lead else []
         pace = self.pipeline.models.pace
@@ -475,6 +481,12 @@ class _Run:
         if mismatch is not None:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)
+        written = premise.reader_part(att.text, self.premise)
+        counted = None if att.dont_know else counted_not_listed(written, self.ask or self.question,
+                                                                answer_items(written))
+        if counted is not None:  # flagged beside the sentence's own verdict, as a list of the wrong length is
+            att.verdicts.append(counted)
+            yield Checked(counted, att.n)
         agrees = None if att.dont_know else premise.opening_verdict(att.text, self.premise)
         if agrees is not None:  # it replaces the sentence's own verdict: agreeing is what is wrong with it
             att.verdicts = [v for v in att.verdicts if v.text != agrees.text] + [agrees]
@@ -496,7 +508,8 @@ def _choose(first: Attempt, second: Attempt | None) -> Attempt:
     if second is None:
         return first
 
-    def key(a: Attempt):
-        return (support_score(a.verdicts), not a.dont_know)
+    def key(a: Attempt):  # an answer that only counted a list loses to one that names its items
+        return (not a.dont_know, not any(v.reason == COUNTED_NOT_LISTED for v in a.verdicts),
+                support_score(a.verdicts))
 
     return second if key(second) > key(first) else first

@@ -27,6 +27,11 @@ RETRY_INSTRUCTION = (
     "citing each as [n]. If no sentence answers it, say you don't know."
 )
 
+LIST_INSTRUCTION = (
+    "Name every item the question asks for, one per line, in the context's words, citing each as [n]. "
+    "Do not only say how many there are."
+)
+
 ANSWER_IN = "Answer in {language}, translating from the English context."
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
@@ -72,10 +77,13 @@ def history_window(history: list[dict] | None, limit: int = HISTORY_CHARS) -> st
 
 
 def build_messages(question: str, passages: list[Passage], history: list[dict] | None = None,
-                   *, retry: bool = False, history_chars: int = HISTORY_CHARS, typed: str = "") -> list[dict]:
+                   *, retry: bool = False, history_chars: int = HISTORY_CHARS, typed: str = "",
+                   instruction: str = RETRY_INSTRUCTION) -> list[dict]:
     """Chat messages for one attempt: the system prompt; the passages (and the conversation so
     far) in delimited blocks; then the question alone in the last message. `retry` adds the
-    citation-forced instruction to the context message. `typed`: what the person typed, when
+    retry's `instruction` (citation-forced, or naming the items of a list that was only counted)
+    to the context message, after the passages, so a reader that kept the first prompt's prefix
+    reads only the new words. `typed`: what the person typed, when
     `question` is what the reader is asked instead (a follow-up resolved in English): the answer's
     language is read from it."""
     parts = [f"Context:\n<passages>\n{format_context(passages)}\n</passages>"]
@@ -83,7 +91,7 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
     if memory:
         parts.append(f"Earlier in this conversation:\n<conversation>\n{neutralise(memory)}\n</conversation>")
     if retry:
-        parts.append(RETRY_INSTRUCTION)
+        parts.append(instruction)
     parts.append(QUESTION_FOLLOWS)
     language = answer_language(typed or question)  # the passages are English: say which language to answer in
     ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")

@@ -202,6 +202,39 @@ def count_mismatch(answer: str, count: int | None) -> Verdict | None:
     return Verdict(where, False, None, f"the question asks for {count} items; the answer lists {distinct}{repeats}")
 
 
+COUNTED_NOT_LISTED = "the answer counts the items but names none"
+# "identifies six categories", "names several kinds of attacks": a count before a plural (a number
+# as a word or digits, or a vague one), the thing counted within the next four words.
+_COUNTED = re.compile(r"(?<![\w.-])(?:\d{1,2}|" + "|".join(NUMBER_WORDS[2:]) + r"|several|multiple|various|"
+                      r"a number of)\s+((?:[A-Za-z][\w-]*\b[\s,]*){1,4})", re.IGNORECASE)
+_ASKS_HOW_MANY = re.compile(r"\bhow many\b|\bnumber of\b|\bcu[aá]nt[oa]s\b|\bwie viele\b|\bcombien\b",
+                            re.IGNORECASE)
+_ASKS_YES_NO = re.compile(r"^\s*(?:is|are|does|do|did|can|could|should|must|will|would|has|have)\b", re.IGNORECASE)
+
+
+def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict | None:
+    """An answer that says how many of the things asked about there are ("The report identifies
+    six monitoring categories.") and names none of them (`items`: the list the answer gives, read
+    by the follow-up rules): a small reader's way of dodging a list, which also leaves "the 4th
+    one" nothing to point at. Not for a question that asks how many, or yes or no. Flagged on the
+    counting sentence, no model call."""
+    if items or _ASKS_HOW_MANY.search(question) or _ASKS_YES_NO.match(question):
+        return None
+    if any(LIST_MARKER.match(line) for line in (answer or "").splitlines()):
+        return None
+    sentences = split_sentences(answer or "")
+    if not sentences or len(sentences) > 3:
+        return None
+    asked = {w.rstrip("s") for w in _WORD.findall((question or "").lower()) if len(w) > 3}
+    for sentence in sentences:
+        for m in _COUNTED.finditer(_CITATION.sub("", sentence)):
+            things = [w[:-3] if w.endswith("ies") else w[:-1] for w in _WORD.findall(m.group(1).lower())
+                      if len(w) > 3 and w.endswith("s")]
+            if any(w.startswith(stem) or stem.startswith(w) for stem in things for w in asked):
+                return Verdict(sentence.strip(), False, None, COUNTED_NOT_LISTED)
+    return None
+
+
 QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text
 QUOTE_MIN_TRIGRAMS = 4  # shorter claims ("It is voluntary.") always go to the judge
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)

@@ -15,7 +15,8 @@ from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
 from nistchat.engine.answer.pipeline import LIST_DISCLAIMER, Pipeline
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.answer.prompt import RETRY_INSTRUCTION
+from nistchat.engine.answer.prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION
+from nistchat.engine.verification.verify import COUNTED_NOT_LISTED
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -235,6 +236,31 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
         assert second["supported"] == 0 or second["dont_know"]
     else:
         assert final["answer"] == final["attempts"][better - 1]["answer"]
+
+
+class CountsOnlyFirstDraftReader(UnsupportedFirstDraftReader):
+    """TEST DOUBLE: the first draft counts the list it was asked for and names none of it."""
+
+    DRAFT = "The AI RMF Core is made up of four functions."
+
+
+def test_a_first_draft_that_only_counts_the_list_is_retried_asking_for_the_items(rt):
+    double = CountsOnlyFirstDraftReader(rt.models.real.reader())
+    use_reader(rt, double)
+    events, types = run(rt, "which functions make up the AI RMF Core?")
+    assert types.count("retry") == 1 and types[-1] == "final"
+    assert len(double.calls) == 2 and LIST_INSTRUCTION in double.calls[1][1]["content"]
+    assert RETRY_INSTRUCTION not in double.calls[1][1]["content"]
+    final = events[-1].to_dict()
+    first, second = final["attempts"]
+    assert COUNTED_NOT_LISTED in [v.get("reason") for v in first["sentences"]]
+    flagged = COUNTED_NOT_LISTED in [v.get("reason") for v in second["sentences"]]
+    # a retry that counted again (or declined) leaves the first; otherwise it is kept, naming the functions
+    assert final["chosen_attempt"] == (1 if flagged or second["dont_know"] else 2), second["text"]
+    if final["chosen_attempt"] == 2:
+        named = {f for f in ("govern", "map", "measure", "manage") if f in final["answer"].lower()}
+        assert len(named) >= 2, final["answer"]
+    assert not final["refused"]
 
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):

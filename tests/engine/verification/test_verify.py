@@ -5,8 +5,9 @@ import pytest
 from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
-from nistchat.engine.verification.verify import (candidate_passages, citations, claim_text, count_mismatch,
-                                    is_checkable, says_dont_know, should_retry, support_score,
+from nistchat.engine.retrieval.followup import answer_items
+from nistchat.engine.verification.verify import (COUNTED_NOT_LISTED, candidate_passages, citations, claim_text,
+                                    count_mismatch, counted_not_listed, is_checkable, says_dont_know, should_retry, support_score,
                                     verify_sentences)
 
 
@@ -278,3 +279,25 @@ def test_a_judge_holding_the_passages_is_asked_by_number_with_the_same_pairs():
     assert by_number == by_text and len(by_number) == 4  # each sentence tries both passages
     assert [(v.supported, v.passage) for v in numbered] == [(v.supported, v.passage) for v in plain] \
         == [(True, 2), (False, None)]
+
+
+def counted(answer: str, question: str):
+    return counted_not_listed(answer, question, answer_items(answer))
+
+
+def test_an_answer_that_counts_what_was_asked_for_and_names_none_is_flagged():
+    """"The guide sets out five practices." answers a question about its practices with nothing to
+    act on, and leaves "the 3rd one" nothing to point at."""
+    v = counted("The guide sets out five practices for tool vendors [2].", "what practices does the guide set out")
+    assert v is not None and not v.supported and v.reason == COUNTED_NOT_LISTED
+    assert v.text == "The guide sets out five practices for tool vendors [2]."
+    assert counted("It describes several kinds of safeguards.", "which safeguards are described") is not None
+    assert counted("There are 3 categories of harm.", "what harm categories are there") is not None
+    # the items named, in a line list or in prose; a count that was asked for; a yes/no question
+    assert counted("The guide sets out five practices:\n- scoping\n- testing", "what practices does it set") is None
+    assert counted("It sets out five practices: scoping, testing and review.", "what practices does it set") is None
+    assert counted("The guide sets out five practices.", "how many practices does the guide set out") is None
+    assert counted("Yes, it sets out five practices.", "does the guide set out practices") is None
+    # a count of something else than what was asked about, or a long answer with more in it
+    assert counted("It was written by 12 authors.", "what practices does the guide set out") is None
+    assert counted("One. Two. Three. It has five practices.", "what practices does the guide set out") is None
