@@ -28,8 +28,8 @@ RETRY_INSTRUCTION = (
 )
 
 LIST_INSTRUCTION = (
-    "Name every item the question asks for, one per line, in the context's words, citing each as [n]. "
-    "Do not only say how many there are."
+    "Name every item the question asks for, each on its own line starting with '- ', in the context's words, "
+    "with its citation [n] at the end of the line. Do not only say how many there are."
 )
 
 ANSWER_IN = "Answer in {language}, translating from the English context."
