@@ -38,6 +38,7 @@ from .smalltalk import SmallTalkClassifier, is_refusal, reply
 log = logging.getLogger(__name__)
 
 LIST_DISCLAIMER = "This list may be incomplete — check the source document."
+LIST_RETRY = "the answer counted the items without naming them"  # the retry's reason; the page words it its own way
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -211,6 +212,7 @@ class _Run:
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
+        self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
 
     @property
@@ -304,6 +306,7 @@ class _Run:
         self.passages = retrieval.passages
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
+            self.rewrites = bool(retrieval.followup.reuse)
         subject = retrieval.followup.subject if retrieval.followup is not None else ""
         self.premise = premise.traced(self.question, self.passages, self.trace, subject)
         yield Sources(self.passages, self.risk.level, self.searched_for)
@@ -377,7 +380,7 @@ class _Run:
         if not counted and not (first.verified and self.strict and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
-        reason = "the answer counted the items without naming them" if counted else \
+        reason = LIST_RETRY if counted else \
             f"{failed} of {passed + failed} sentences were not supported by the passages"
         yield Retry(reason, 2)
         t = time.perf_counter()
@@ -482,8 +485,8 @@ class _Run:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)
         written = premise.reader_part(att.text, self.premise)
-        counted = None if att.dont_know else counted_not_listed(written, self.ask or self.question,
-                                                                answer_items(written))
+        counted = None if att.dont_know or self.rewrites else counted_not_listed(written, self.ask or self.question,
+                                                                                 answer_items(written))
         if counted is not None:  # flagged beside the sentence's own verdict, as a list of the wrong length is
             att.verdicts.append(counted)
             yield Checked(counted, att.n)

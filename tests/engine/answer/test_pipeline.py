@@ -261,6 +261,13 @@ def test_a_first_draft_that_only_counts_the_list_is_retried_asking_for_the_items
         named = {f for f in ("govern", "map", "measure", "manage") if f in final["answer"].lower()}
         assert len(named) >= 2, final["answer"]
     assert not final["refused"]
+    # asked to say that answer in one line, a count is what was asked for: no retry
+    history = [{"role": "user", "content": "which functions make up the AI RMF Core?"},
+               {"role": "assistant", "content": final["answer"], "sources": final["sources"]}]
+    use_reader(rt, ScriptedReader(CountsOnlyFirstDraftReader.DRAFT, "a one-line rewrite"))
+    events = list(rt.answer("in one line please", history))
+    assert "retry" not in [e.type for e in events] and events[-1].type == "final"
+    assert COUNTED_NOT_LISTED not in [v.get("reason") for v in events[-1].to_dict()["attempts"][0]["sentences"]]
 
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
