@@ -25,7 +25,8 @@ from .auth import is_admin, owner_id
 from .config import Settings, load_settings
 from .database import database_for
 from .extensions import DATABASE_KEY, RUNTIME_KEY, app_database, csrf, db, limiter, migrate
-from .web import SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx, render_error, seconds
+from .web import (SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx,
+                  render_error, retry_note, seconds)
 
 PACKAGE_DIR = Path(__file__).resolve().parent  # templates/, static/, migrations/ ship inside the package
 
@@ -186,6 +187,7 @@ def _register(app: Flask) -> None:
     assets = htmx_assets(app)
     app.jinja_env.filters["highlight"] = highlight
     app.jinja_env.filters["seconds"] = seconds
+    app.jinja_env.filters["retry_note"] = retry_note
     app.jinja_env.filters["split_sentences"] = _passage_sentences
     app.jinja_env.filters["doc_title"] = doc_title
     app.jinja_env.filters["doc_titles"] = doc_titles

@@ -10,6 +10,7 @@ from flask import Flask, current_app, get_template_attribute, jsonify, render_te
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
+from .engine import LIST_RETRY
 from .engine.text import split_sentences
 
 
@@ -76,6 +77,18 @@ def seconds(ms) -> str:
     if ms is None:
         return "–"
     return f"{ms / 1000:.1f} s"
+
+
+def retry_note(reason: str | None, stored: bool = False) -> str:
+    """What the page says of a rewritten answer, live (`stored` False) or under the stored one:
+    the retry naming the items of a list the first draft only counted, or the citation-forced one."""
+    if reason == LIST_RETRY:
+        return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
+                else "The first draft only counted the items, so the answer is being rewritten to name each one.")
+    if stored:
+        return "The first draft was not well supported, so this answer was rewritten from exact source sentences."
+    return ("Most sentences of the first draft were not supported by the sources, so the answer is being rewritten "
+            "using only exact source sentences" + (f" ({reason})." if reason else "."))
 
 
 _READER_MARK = re.compile(r"\[(\d{1,3})\]")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from nistchat.models import Conversation, Message
-from nistchat.web import STATIC_DIR
+from nistchat.web import STATIC_DIR, retry_note
 
 from .web_support import (DIRECT_LABEL, HX, count, ndjson, stored, ask_and_stream, build_app, csrf_token, login, message_id, post,
                           sse_events)
@@ -370,3 +370,19 @@ def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(c
     assert "Searched for: <q>the &lt;2nd&gt; risk, confabulation</q>" in live and "Searched for" not in plain
     page = client.get(f"/c/{conv_id}").get_data(as_text=True)
     assert page.count("Searched for:") == 1 and "Searched for: <q>what does confabulation mean?</q>" in page
+
+
+def test_a_rewritten_answer_says_why_it_was_rewritten(client):
+    """The list retry and the citation-forced one are told apart, live and under the stored answer."""
+    from flask import render_template
+
+    from nistchat.engine import LIST_RETRY
+
+    unsupported = "3 of 4 sentences were not supported by the passages"
+    with client.application.test_request_context():
+        listed = render_template("chat/_retry.html", reason=LIST_RETRY, mid=1)
+        cited = render_template("chat/_retry.html", reason=unsupported, mid=1)
+    assert "only counted the items" in listed and "exact source sentences" not in listed
+    assert f"exact source sentences ({unsupported})." in cited
+    assert "only counted the items, so this answer was rewritten" in retry_note(LIST_RETRY, stored=True)
+    assert "rewritten from exact source sentences" in retry_note(unsupported, stored=True)
