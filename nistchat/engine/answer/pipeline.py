@@ -374,8 +374,9 @@ class _Run:
                          gate=gate)
 
     def retry(self, first: Attempt, reader: Reader, attempts: list[Attempt]) -> Iterator[Event]:
-        """The citation-forced second attempt when a checked first one has unsupported sentences;
-        returns it (None when not needed or when it failed)."""
+        """The second attempt: asked for the items when the first only counted them, else
+        citation-forced when a checked first one has unsupported sentences; returns it (None when
+        not needed or when it failed)."""
         counted = any(v.reason == COUNTED_NOT_LISTED for v in first.verdicts)
         if not counted and not (first.verified and self.strict and should_retry(first.verdicts)):
             return None
