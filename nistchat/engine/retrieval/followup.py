@@ -311,6 +311,23 @@ def _acts_on_previous(text: str) -> bool:
     return len(words) <= 1
 
 
+def _named(text: str, previous: Resolution | None, catalog) -> list[str]:
+    """The documents a turn names; "the monitoring one" after a question about a report is the
+    monitoring report: "one" stands for a noun of the question it follows, tried in its place."""
+    if not catalog:
+        return []
+    named = catalog.named(text)
+    one = re.search(r"\b(?:the|that)\s+(?:[\w.-]+\s+){1,3}(one)\b", text, re.IGNORECASE)
+    if named or not one or previous is None:
+        return named
+    words = (w.lower() for w in _content_words(previous.question))
+    for noun in dict.fromkeys(form for w in words for form in (w, w[:-1] if w.endswith("s") else w)):
+        named = catalog.named(f"{text[:one.start(1)]}{noun}{text[one.end(1):]}")
+        if named:
+            return named
+    return []
+
+
 def _scope(turn_docs: list[str], previous: Resolution | None) -> tuple[str, ...]:
     return tuple(turn_docs) if turn_docs else (previous.scope if previous else ())
 
@@ -328,7 +345,7 @@ def resolve(question: str, history: list[dict] | None = None, catalog=None, pare
 
 
 def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, catalog) -> Resolution:
-    named = catalog.named(text) if catalog else []
+    named = _named(text, previous, catalog)
     new_topic = _NEW_TOPIC.match(text)
     if new_topic:
         rest = text[new_topic.end():].strip()
@@ -420,4 +437,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""
         return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
                           "follow_up", scope, leans_on_answered=answered, subject=subject)
+    if _ELLIPSIS.match(bare) and previous.scope and not named:
+        # "and which defences against poisoning do the authors describe": too many words of its own
+        # to lean on the question before, but "and …" continues the conversation: its documents stay
+        return Resolution(bare, "follow-up opening with 'and' / 'what about': its own words searched, in the "
+                          "documents the conversation was about", "follow_up", previous.scope,
+                          leans_on_answered=answered)
     return Resolution(text, "standalone", scope=tuple(named))

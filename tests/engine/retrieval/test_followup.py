@@ -157,6 +157,38 @@ def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
     assert not standalone.resolved and standalone.scope == ()
 
 
+def test_a_turn_opening_with_and_keeps_the_documents_however_many_words_it_has():
+    """"and …" / "what about …" continues the conversation: searched as typed, in its documents."""
+    history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
+    r = resolve("and which defences against poisoning of training data do the authors describe", history, CATALOG)
+    assert r.kind == "follow_up" and r.scope == (AML,) and r.leans_on_answered
+    assert r.question == "and which defences against poisoning of training data do the authors describe"
+    # the same words without the opening stand alone, and an opening naming a document switches to it
+    assert resolve("which defences against poisoning of training data do the authors describe", history,
+                   CATALOG).scope == ()
+    assert resolve("and which defences against poisoning does the SSDF profile describe for model builders",
+                   history, CATALOG).scope == (SSDF,)
+
+
+def test_the_x_one_names_a_document_of_the_kind_just_asked_about():
+    """"the generative AI one" after a question about profiles is the Generative AI Profile."""
+    ci = "NIST.AI.CI-Profile-Concept-Note"
+    catalog = Catalog([DocEntry(RMF, "NIST AI 100-1 Artificial Intelligence Risk Management Framework (AI RMF 1.0)"),
+                       DocEntry(GAI, "NIST AI 600-1 Artificial Intelligence Risk Management Framework: Generative "
+                                     "Artificial Intelligence Profile"),
+                       DocEntry(ci, "Concept Note: Artificial Intelligence Risk Management Framework: Trustworthy AI "
+                                    "in Critical Infrastructure Profile")])
+    history = chat(("how are profiles used with the AI RMF?", "A profile implements the functions for a setting."))
+    r = resolve("who wrote the generative ai one", history, catalog)
+    assert r.scope == (GAI,) and r.kind == "comparison"
+    later = resolve("and the critical infrastructure one?", history + chat(("who wrote the generative ai one", "NIST.")),
+                    catalog)
+    assert later.scope == (ci,)
+    # "one" standing for an item, or a noun that names no document, is no document
+    assert resolve("and the second one?", history, catalog).scope == (RMF,)
+    assert resolve("what about the other one?", chat(("what is a risk tier?", "A tier.")), catalog).scope == ()
+
+
 def test_a_turn_whose_subject_is_a_pronoun_leans_on_the_document_discussed():
     """However many topic words it has: its subject is what the conversation was about."""
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
