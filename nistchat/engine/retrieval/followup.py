@@ -317,12 +317,12 @@ def _named(text: str, previous: Resolution | None, catalog) -> list[str]:
     if not catalog:
         return []
     named = catalog.named(text)
-    one = re.search(r"\b(?:the|that)\s+(?:[\w.-]+\s+){1,3}(one)\b", text, re.IGNORECASE)
-    if named or not one or previous is None:
-        return named
+    one = re.search(r"\b(?:the|that)\s+((?:[\w.-]+\s+){1,3})(one)\b", text, re.IGNORECASE)
+    if named or not one or previous is None or set(one.group(1).lower().split()) & _ORDINALS.keys():
+        return named  # "the 2nd one" points into a list, never at a document
     words = (w.lower() for w in _content_words(previous.question))
     for noun in dict.fromkeys(form for w in words for form in (w, w[:-1] if w.endswith("s") else w)):
-        named = catalog.named(f"{text[:one.start(1)]}{noun}{text[one.end(1):]}")
+        named = catalog.named(f"{text[:one.start(2)]}{noun}{text[one.end(2):]}")
         if named:
             return named
     return []
