@@ -17,6 +17,9 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
   scope; a new standalone question (or "new q: …") drops it.
 - A turn that acts on the previous answer ("briefer", "in a table", "in one line", "auf
   deutsch") starts no new search: it is answered from the previous answer's passages.
+- A turn opening with "and" / "what about" with words enough of its own is searched on them, in
+  the documents the conversation was about; "the monitoring one" names a document when "one"
+  stands for a noun of the question before ("… which report …").
 
 Plain history messages ({"role", "content"}) still work; an assistant message may also carry
 `sources` (the passages it was given, as the chat stores them: id, doc, title, section, page,
