@@ -407,8 +407,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     asked_back = unasked is not None and len(_content_words(unasked)) <= FOLLOW_UP_MAX_CONTENT_WORDS
     if asked_back:
         bare = unasked or bare
-    ellipsis = bool(_ELLIPSIS.match(bare)) and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS
-                                                or bool(identifiers(bare)))
+    continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
+    ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     leans = ellipsis or asked_back or is_follow_up(bare) or not identifiers(bare) and bool(
         _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4)
@@ -440,7 +440,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""
         return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
                           "follow_up", scope, leans_on_answered=answered, subject=subject)
-    if _ELLIPSIS.match(bare) and previous.scope and not named:
+    if continues and previous.scope and not named:
         # "and which defences against poisoning do the authors describe": too many words of its own
         # to lean on the question before, but "and …" continues the conversation: its documents stay
         return Resolution(bare, "follow-up opening with 'and' / 'what about': its own words searched, in the "
