@@ -373,10 +373,10 @@ def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(c
 
 
 def test_a_rewritten_answer_says_why_it_was_rewritten(client):
-    """The list retry and the citation-forced one are told apart, live and under the stored answer."""
+    """The list retry, the quote retry and the citation-forced one are told apart, live and under the stored answer."""
     from flask import render_template
 
-    from nistchat.engine import LIST_RETRY
+    from nistchat.engine import LIST_RETRY, POLAR_RETRY
 
     unsupported = "3 of 4 sentences were not supported by the passages"
     with client.application.test_request_context():
@@ -386,3 +386,5 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     assert f"exact source sentences ({unsupported})." in cited
     assert "only counted the items, so this answer was rewritten" in retry_note(LIST_RETRY, stored=True)
     assert "rewritten from exact source sentences" in retry_note(unsupported, stored=True)
+    assert "only said yes or no, so this answer was rewritten to quote" in retry_note(POLAR_RETRY, stored=True)
+    assert "only said yes or no, so the answer is being rewritten" in retry_note(POLAR_RETRY)

@@ -26,7 +26,8 @@ from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
-from ..verification.verify import (COUNTED_NOT_LISTED, count_mismatch, counted_not_listed, restates_question,
+from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, bare_polarity, count_mismatch,
+                                   counted_not_listed, restates_question,
                                    says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences)
 from . import refusal
@@ -39,6 +40,11 @@ log = logging.getLogger(__name__)
 
 LIST_DISCLAIMER = "This list may be incomplete — check the source document."
 LIST_RETRY = "the answer counted the items without naming them"  # the retry's reason; the page words it its own way
+POLAR_RETRY = "the answer said yes and nothing the passages say"
+# A draft the string checks caught dodging the question -> the retry's reason, and the reader's
+# instruction for it (None: the retry quotes the passages, no reader call). An attempt that dodges
+# loses to one that does not (`_choose`).
+_DODGES = {COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION), BARE_POLARITY: (POLAR_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -211,6 +217,7 @@ class _Run:
         self.count: int | None = None  # from retrieval: "the four tiers" -> a list answer should have four
         self.queue_ms = 0.0  # waiting for earlier answers to finish with the reader
         self.searched_for = ""  # a follow-up's standalone question (retrieval.followup), shown as "Searched for"
+        self.english = ""  # a question typed in another language, as translated for the search
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
@@ -304,6 +311,7 @@ class _Run:
         self.trace.stages.extend(retrieval.trace.stages)
         self.trace.notes.extend(retrieval.trace.notes)
         self.passages = retrieval.passages
+        self.english = retrieval.english
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
             self.rewrites = bool(retrieval.followup.reuse)
@@ -374,21 +382,25 @@ class _Run:
                          gate=gate)
 
     def retry(self, first: Attempt, reader: Reader, attempts: list[Attempt]) -> Iterator[Event]:
-        """The second attempt: asked for the items when the first only counted them, else
-        citation-forced when a checked first one has unsupported sentences; returns it (None when
-        not needed or when it failed)."""
-        counted = any(v.reason == COUNTED_NOT_LISTED for v in first.verdicts)
-        if not counted and not (first.verified and self.strict and should_retry(first.verdicts)):
+        """The second attempt: asked for the items when the first only counted them, the sentence
+        that settles a yes/no question quoted when the first only said "Yes", else citation-forced
+        when a checked first one has unsupported sentences; returns it (None when not needed or
+        when it failed)."""
+        dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
+        settles = premise.settling(self.english or self.question, self.passages, self.searched_for) \
+            if dodge and dodge[1] is None else None
+        if dodge and dodge[1] is None and settles is None:
+            return None  # no sentence to quote: the flagged first attempt stands
+        if not dodge and not (first.verified and self.strict and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
-        reason = LIST_RETRY if counted else \
-            f"{failed} of {passed + failed} sentences were not supported by the passages"
+        reason = dodge[0] if dodge else f"{failed} of {passed + failed} sentences were not supported by the passages"
         yield Retry(reason, 2)
         t = time.perf_counter()
         second = None
         try:
-            second = yield from self.attempt(2, reader, retry=True,
-                                             instruction=LIST_INSTRUCTION if counted else RETRY_INSTRUCTION)
+            second = (yield from self.quoted(2, *settles)) if settles else \
+                (yield from self.attempt(2, reader, retry=True, instruction=dodge[1] if dodge else RETRY_INSTRUCTION))
             attempts.append(second)
         except _Stopped as stop:
             self.trace.notes.append(f"retry failed ({stop.error.kind}: {stop.error.message}); "
@@ -441,6 +453,18 @@ class _Run:
         yield from self.check(att)
         return att
 
+    def quoted(self, n: int, number: int, sentence: str) -> Iterator[Event]:
+        """The retry of an answer that only said "Yes": the passage sentence the question turns on
+        (`premise.settling`: passage `number`), quoted and cited after a contradicted premise's
+        lead, with no reader call: asked again to quote it, the 1.5B reader said "Yes" again
+        (docs/decisions.md)."""
+        lead = self.premise.lead
+        att = Attempt(n, text=lead if sentence in lead else f'{lead}The sources say: "{premise.quote(sentence)}" [{number}]')
+        self.trace.add(f"quote#{n}", 0.0, [{"passage": number, "sentence": sentence}], "quote-forced")
+        yield Token(att.text, n)
+        yield from self.check(att)
+        return att
+
     def judge_in_prompt(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
         """The check asked inside the attempt's own prompt, where the verifier is the reader and
         `verify.context` says so ("auto": where the reader was measured to judge well there);
@@ -488,9 +512,12 @@ class _Run:
         written = premise.reader_part(att.text, self.premise)
         counted = None if att.dont_know or self.rewrites else counted_not_listed(written, self.ask or self.question,
                                                                                  answer_items(written))
-        if counted is not None:  # flagged beside the sentence's own verdict, as a list of the wrong length is
-            att.verdicts.append(counted)
-            yield Checked(counted, att.n)
+        bare = None if att.dont_know or self.rewrites else bare_polarity(
+            written, self.ask or self.question, " ".join(f"{p.doc} {p.title}" for p in self.passages))
+        for dodged in (counted, bare):  # flagged beside the sentence's own verdict, as a list of the wrong length is
+            if dodged is not None:
+                att.verdicts.append(dodged)
+                yield Checked(dodged, att.n)
         agrees = None if att.dont_know else premise.opening_verdict(att.text, self.premise)
         if agrees is not None:  # it replaces the sentence's own verdict: agreeing is what is wrong with it
             att.verdicts = [v for v in att.verdicts if v.text != agrees.text] + [agrees]
@@ -512,8 +539,7 @@ def _choose(first: Attempt, second: Attempt | None) -> Attempt:
     if second is None:
         return first
 
-    def key(a: Attempt):  # an answer that only counted a list loses to one that names its items
-        return (not a.dont_know, not any(v.reason == COUNTED_NOT_LISTED for v in a.verdicts),
-                support_score(a.verdicts))
+    def key(a: Attempt):  # an answer that only counted a list, or only said yes, loses to one that does not
+        return (not a.dont_know, not any(v.reason in _DODGES for v in a.verdicts), support_score(a.verdicts))
 
     return second if key(second) > key(first) else first

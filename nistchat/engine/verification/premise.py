@@ -70,7 +70,7 @@ def stem(word: str) -> str:
 
 # Words by which a claim names the document it is about: like the heading's words, they say what
 # a sentence is about, not what it denies ("… is not within the scope of this report").
-_DOCUMENT_WORDS = frozenset(stem(w) for w in """report document framework publication plan profile paper
+DOCUMENT_WORDS = frozenset(stem(w) for w in """report document framework publication plan profile paper
 guidance guide nist""".split())
 
 
@@ -222,7 +222,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
             flipped = sorted(opposites & words)
             under = set().union(*(stems(scope) for scope in _negated_scope(sentence))) \
                 if premise.form != "polar" else set()
-            negated = under & denied - heading - given - _DOCUMENT_WORDS
+            negated = under & denied - heading - given - DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
             cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
@@ -246,7 +246,7 @@ class PremiseCheck:
         the reader: told to open with the correction, the 0.5B reader restated the premise after
         a "No," or declined (docs/decisions.md). A quote of the passage verifies as supported."""
         c = self.contradicted
-        return "" if c is None else f"Not quite. \"{_quote(c.sentence)}\" [{c.passage}]\n\n"
+        return "" if c is None else f"Not quite. \"{quote(c.sentence)}\" [{c.passage}]\n\n"
 
     def to_dict(self) -> dict:
         c = self.contradicted
@@ -255,7 +255,27 @@ class PremiseCheck:
                                                         "sentence": c.sentence, "cue": c.cue, "shared": c.shared}}
 
 
-def _quote(sentence: str, limit: int = 300) -> str:
+def settling(question: str, passages: list[Passage], context: str = "", min_shared: int = 2,
+             max_words: int = 80) -> tuple[int, str] | None:
+    """The passage sentence a yes/no question turns on: the one sharing most of its words, then
+    most of `context`'s (what a follow-up was resolved to: "it" is there), at least `min_shared`
+    in all; ties: the shorter, which says less beside the point. A "sentence" over `max_words`
+    is a table or a run-on chunk, no quote. As (passage number, 1-based; the sentence), or None:
+    what an answer that only said "Yes" is replaced by."""
+    asked, around = stems(question, _QUESTION_NOISE), stems(context, _QUESTION_NOISE)
+    best: tuple[tuple[int, int, int], int, str] | None = None
+    for n, p in enumerate(passages, 1):
+        for sentence in split_sentences(p.text, "plain"):
+            words = stems(sentence)
+            if len(sentence.split()) > max_words or len((asked | around) & words) < min_shared:
+                continue
+            rank = (len(asked & words), len(around & words), -len(words))
+            if best is None or rank > best[0]:
+                best = (rank, n, " ".join(sentence.split()))
+    return (best[1], best[2]) if best else None
+
+
+def quote(sentence: str, limit: int = 300) -> str:
     text = " ".join(sentence.replace('"', "'").split())
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 

@@ -16,6 +16,7 @@ from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
+from .premise import DOCUMENT_WORDS, stem
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -54,10 +55,16 @@ def says_dont_know(text: str) -> bool:
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
 
-# A yes/no question opens with an auxiliary verb, possibly after a fronted clause ("Because …, are they …?").
+# A yes/no question opens with an auxiliary verb, possibly after a fronted clause ("Because …, are they …?"),
+# before a word or a document's number ("does 800-218a …").
 _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|"
-                     r"must|has|have|had)\s+(?:it|they|there|this|these|that|those|we|you|i|the|an?|[a-z]+)\b",
+                     r"must|has|have|had)\s+(?:it|they|there|this|these|that|those|we|you|i|the|an?|[a-z0-9][\w.-]*)\b",
                      re.IGNORECASE)
+
+
+def asks_yes_no(question: str) -> bool:
+    """The question asks yes or no: the one test the checks below share."""
+    return bool(question and _YES_NO.match(question))
 
 
 # Words a draft adds around an echo without saying anything ("... is the answer given in the context").
@@ -71,7 +78,7 @@ def restates_question(text: str, question: str) -> bool:
     Small readers do this when the context lacks the answer; it is a non-answer, however fluent.
     One new word is enough to be an answer: "The objective added to availability, integrity and
     privacy is abuse." """
-    if not question or _YES_NO.match(question):
+    if not question or asks_yes_no(question):
         return False  # to a yes/no question, restating it with a polarity *is* the answer
     said = _content_words(claim_text(text))
     new = {w for w in said - _content_words(question) - _FILLER
@@ -209,7 +216,6 @@ _COUNTED = re.compile(r"(?<![\w.-])(?:\d{1,2}|" + "|".join(NUMBER_WORDS[2:]) + r
                       r"a number of)\s+((?:[A-Za-z][\w-]*\b[\s,]*){1,4})", re.IGNORECASE)
 _ASKS_HOW_MANY = re.compile(r"\bhow many\b|\bnumber of\b|\bcu[aá]nt[oa]s\b|\bwie viele\b|\bcombien\b",
                             re.IGNORECASE)
-_ASKS_YES_NO = re.compile(r"^\s*(?:is|are|does|do|did|can|could|should|must|will|would|has|have)\b", re.IGNORECASE)
 
 
 def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict | None:
@@ -218,7 +224,7 @@ def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict 
     by the follow-up rules): a small reader's way of dodging a list, which also leaves "the 4th
     one" nothing to point at. Not for a question that asks how many, or yes or no. Flagged on the
     counting sentence, no model call."""
-    if items or _ASKS_HOW_MANY.search(question) or _ASKS_YES_NO.match(question):
+    if items or _ASKS_HOW_MANY.search(question) or asks_yes_no(question):
         return None
     if any(LIST_MARKER.match(line) for line in (answer or "").splitlines()):
         return None
@@ -233,6 +239,27 @@ def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict 
             if any(w.startswith(stem) or stem.startswith(w) for stem in things for w in asked):
                 return Verdict(sentence.strip(), False, None, COUNTED_NOT_LISTED)
     return None
+
+
+BARE_POLARITY = "the answer says yes in the question's own words, with nothing from the passages"
+_AGREES = re.compile(r"^\W*(?:yes|yeah|correct|indeed)\b", re.IGNORECASE)
+_POLARITY_WORDS = frozenset("yes yeah indeed correct true".split())
+
+
+def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None:
+    """A yes/no question answered by one sentence that opens with Yes and restates the question
+    ("Yes, the report makes recommendations on it."): a small reader's reflex, which says nothing
+    a passage says, however the passages settle it. A bare "No, it does not …" is left alone: it
+    is no reflex, and its negated verb is often the passage's own ("does not prescribe"). At most one word of its own beyond the
+    question's and the documents' names (`names`, and the words naming any document: an answer
+    spells them out) is allowed, for a changed form ("talked" for "talk"); words are compared by
+    their first six letters. Flagged on the sentence, no model call."""
+    sentences = split_sentences(answer or "")
+    if not asks_yes_no(question) or len(sentences) != 1 or not _AGREES.match(sentences[0]):
+        return None
+    known = {stem(w) for w in _content_words(f"{question} {names}") | _FILLER | _POLARITY_WORDS} | DOCUMENT_WORDS
+    own = {stem(w) for w in _content_words(claim_text(sentences[0]))} - known
+    return Verdict(sentences[0].strip(), False, None, BARE_POLARITY) if len(own) <= 1 else None
 
 
 QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text

@@ -7,16 +7,17 @@ citation, a stream that stops half-way).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
-from nistchat.engine.answer.pipeline import LIST_DISCLAIMER, Pipeline
+from nistchat.engine.answer.pipeline import LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION
-from nistchat.engine.verification.verify import COUNTED_NOT_LISTED
+from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -268,6 +269,31 @@ def test_a_first_draft_that_only_counts_the_list_is_retried_asking_for_the_items
     events = list(rt.answer("in one line please", history))
     assert "retry" not in [e.type for e in events] and events[-1].type == "final"
     assert COUNTED_NOT_LISTED not in [v.get("reason") for v in events[-1].to_dict()["attempts"][0]["sentences"]]
+
+
+class BareYesFirstDraftReader(UnsupportedFirstDraftReader):
+    """TEST DOUBLE: the first draft says "Yes" to a yes/no question in the question's own words."""
+
+    DRAFT = "Yes, the AI RMF prescribes a risk tolerance for organizations."
+
+
+def test_a_first_draft_that_only_says_yes_is_replaced_by_the_sentence_that_settles_it(rt):
+    double = BareYesFirstDraftReader(rt.models.real.reader())
+    use_reader(rt, double)
+    events, types = run(rt, "does the AI RMF prescribe a risk tolerance for organizations?")
+    assert types.count("retry") == 1 and types[-1] == "final"
+    assert events[types.index("retry")].to_dict()["reason"] == POLAR_RETRY
+    assert len(double.calls) == 1  # the quote costs no reader call
+    final = events[-1].to_dict()
+    first, second = final["attempts"]
+    assert BARE_POLARITY in [v.get("reason") for v in first["sentences"]]
+    assert final["chosen_attempt"] == 2 and not final["refused"]
+    # the quote is a passage's sentence, word for word, cited with that passage's number
+    quoted = re.fullmatch(r'The sources say: "(.+)" \[(\d)\]', final["answer"])
+    assert quoted, final["answer"]
+    passage = final["sources"][int(quoted.group(2)) - 1]["text"]
+    assert quoted.group(1) in " ".join(passage.split())
+    assert "risk tolerance" in quoted.group(1).lower()
 
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):

@@ -6,7 +6,7 @@ from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
 from nistchat.engine.retrieval.followup import answer_items
-from nistchat.engine.verification.verify import (COUNTED_NOT_LISTED, candidate_passages, citations, claim_text,
+from nistchat.engine.verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, bare_polarity, candidate_passages, citations, claim_text,
                                     count_mismatch, counted_not_listed, is_checkable, says_dont_know, should_retry, support_score,
                                     verify_sentences)
 
@@ -279,6 +279,26 @@ def test_a_judge_holding_the_passages_is_asked_by_number_with_the_same_pairs():
     assert by_number == by_text and len(by_number) == 4  # each sentence tries both passages
     assert [(v.supported, v.passage) for v in numbered] == [(v.supported, v.passage) for v in plain] \
         == [(True, 2), (False, None)]
+
+
+def test_a_yes_no_question_answered_in_its_own_words_is_flagged():
+    """"Yes, the report makes recommendations on it." says nothing a passage says; a small reader
+    writes it whatever the passages settle."""
+    v = bare_polarity("Yes, the monitoring report makes recommendations on it [1].",
+                      "does the monitoring report make recommendations on it?")
+    assert v is not None and not v.supported and v.reason == BARE_POLARITY
+    assert bare_polarity("Yes, the workshops talked about it more than the papers.",
+                         "did the workshops talk about it more than the papers?") is not None  # one changed form
+    # the documents' names an answer spells out are the question's own; a number opens a yes/no question
+    assert bare_polarity("Yes, NIST Special Publication 800-218A does cover privacy risks.",
+                         "does 800-218a cover privacy risks?", "NIST.SP.800-218A Secure Software") is not None
+    # a "No" (its negated verb is often the passage's), what a passage says, a second sentence, a
+    # question that is not yes/no: not flagged
+    assert bare_polarity("No, it does not prescribe risk tolerance.", "does it set a risk tolerance for us") is None
+    assert bare_polarity("Yes, it is voluntary and flexible in use.", "is it mandatory for us") is None
+    assert bare_polarity("Yes, the report covers it. It lists drift.", "does the report cover it") is None
+    assert bare_polarity("The report covers drift.", "what does the report cover") is None
+    assert bare_polarity("Yes, it covers drift and bias.", "what does the report cover") is None
 
 
 def counted(answer: str, question: str):
