@@ -245,14 +245,20 @@ class CountsOnlyFirstDraftReader(UnsupportedFirstDraftReader):
     DRAFT = "The AI RMF Core is made up of four functions."
 
 
+def retried_once(rt, double, question):
+    """The question answered with `double`'s first draft: (its events, their types, the final
+    event's dict), after checking that it was retried once and ended with an answer."""
+    use_reader(rt, double)
+    events, types = run(rt, question)
+    assert types.count("retry") == 1 and types[-1] == "final"
+    return events, types, events[-1].to_dict()
+
+
 def test_a_first_draft_that_only_counts_the_list_is_retried_asking_for_the_items(rt):
     double = CountsOnlyFirstDraftReader(rt.models.real.reader())
-    use_reader(rt, double)
-    events, types = run(rt, "which functions make up the AI RMF Core?")
-    assert types.count("retry") == 1 and types[-1] == "final"
+    _, _, final = retried_once(rt, double, "which functions make up the AI RMF Core?")
     assert len(double.calls) == 2 and LIST_INSTRUCTION in double.calls[1][1]["content"]
     assert RETRY_INSTRUCTION not in double.calls[1][1]["content"]
-    final = events[-1].to_dict()
     first, second = final["attempts"]
     assert COUNTED_NOT_LISTED in [v.get("reason") for v in first["sentences"]]
     flagged = COUNTED_NOT_LISTED in [v.get("reason") for v in second["sentences"]]
@@ -279,13 +285,10 @@ class BareYesFirstDraftReader(UnsupportedFirstDraftReader):
 
 def test_a_first_draft_that_only_says_yes_is_replaced_by_the_sentence_that_settles_it(rt):
     double = BareYesFirstDraftReader(rt.models.real.reader())
-    use_reader(rt, double)
-    events, types = run(rt, "does the AI RMF prescribe a risk tolerance for organizations?")
-    assert types.count("retry") == 1 and types[-1] == "final"
+    events, types, final = retried_once(rt, double, "does the AI RMF prescribe a risk tolerance for organizations?")
     assert events[types.index("retry")].to_dict()["reason"] == POLAR_RETRY
     assert len(double.calls) == 1  # the quote costs no reader call
-    final = events[-1].to_dict()
-    first, second = final["attempts"]
+    first = final["attempts"][0]
     assert BARE_POLARITY in [v.get("reason") for v in first["sentences"]]
     assert final["chosen_attempt"] == 2 and not final["refused"]
     # the quote is a passage's sentence, word for word, cited with that passage's number
