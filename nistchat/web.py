@@ -87,9 +87,9 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
                 else "The first draft only counted the items, so the answer is being rewritten to name each one.")
     if reason == POLAR_RETRY:
-        return ("The first draft only said yes or no, so this answer was rewritten to quote the source that settles it."
-                if stored else "The first draft only said yes or no, so the answer is being rewritten to quote the "
-                               "source that settles it.")
+        return ("The first draft only said yes, so this answer was rewritten to quote the source that settles it."
+                if stored else "The first draft only said yes, so the answer is being rewritten to quote the source "
+                               "that settles it.")
     if stored:
         return "The first draft was not well supported, so this answer was rewritten from exact source sentences."
     return ("Most sentences of the first draft were not supported by the sources, so the answer is being rewritten "

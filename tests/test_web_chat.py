@@ -386,5 +386,5 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     assert f"exact source sentences ({unsupported})." in cited
     assert "only counted the items, so this answer was rewritten" in retry_note(LIST_RETRY, stored=True)
     assert "rewritten from exact source sentences" in retry_note(unsupported, stored=True)
-    assert "only said yes or no, so this answer was rewritten to quote" in retry_note(POLAR_RETRY, stored=True)
-    assert "only said yes or no, so the answer is being rewritten" in retry_note(POLAR_RETRY)
+    assert "only said yes, so this answer was rewritten to quote" in retry_note(POLAR_RETRY, stored=True)
+    assert "only said yes, so the answer is being rewritten" in retry_note(POLAR_RETRY)

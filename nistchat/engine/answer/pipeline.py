@@ -387,11 +387,12 @@ class _Run:
         when a checked first one has unsupported sentences; returns it (None when not needed or
         when it failed)."""
         dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
-        settles = premise.settling(self.english or self.question, self.passages, self.searched_for) \
-            if dodge and dodge[1] is None else None
-        if dodge and dodge[1] is None and settles is None:
-            return None  # no sentence to quote: the flagged first attempt stands
-        if not dodge and not (first.verified and self.strict and should_retry(first.verdicts)):
+        settles = None
+        if dodge and dodge[1] is None:  # quoted, not asked again
+            settles = premise.settling(self.english or self.question, self.passages, self.searched_for)
+            if settles is None:
+                return None  # no sentence to quote: the flagged first attempt stands
+        elif not dodge and not (first.verified and self.strict and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
         reason = dodge[0] if dodge else f"{failed} of {passed + failed} sentences were not supported by the passages"

@@ -250,10 +250,10 @@ def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None
     """A yes/no question answered by one sentence that opens with Yes and restates the question
     ("Yes, the report makes recommendations on it."): a small reader's reflex, which says nothing
     a passage says, however the passages settle it. A bare "No, it does not …" is left alone: it
-    is no reflex, and its negated verb is often the passage's own ("does not prescribe"). At most one word of its own beyond the
-    question's and the documents' names (`names`, and the words naming any document: an answer
-    spells them out) is allowed, for a changed form ("talked" for "talk"); words are compared by
-    their first six letters. Flagged on the sentence, no model call."""
+    is no reflex, and its negated verb is often the passage's own ("does not prescribe"). At most
+    one word of its own beyond the question's and the documents' names (`names`, and the words
+    naming any document: an answer spells them out) is allowed, for a changed form ("talked" for
+    "talk"); words are compared by their first six letters. Flagged on the sentence, no model call."""
     sentences = split_sentences(answer or "")
     if not asks_yes_no(question) or len(sentences) != 1 or not _AGREES.match(sentences[0]):
         return None
