@@ -56,7 +56,7 @@ def says_dont_know(text: str) -> bool:
 
 
 # A yes/no question opens with an auxiliary verb, possibly after a fronted clause ("Because …, are they …?"),
-# before a word or a document's number ("does 800-218a …").
+# before a word or a document's number ("does 600-1 …").
 _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|may|might|"
                      r"must|has|have|had)\s+(?:it|they|there|this|these|that|those|we|you|i|the|an?|[a-z0-9][\w.-]*)\b",
                      re.IGNORECASE)
@@ -248,12 +248,12 @@ _POLARITY_WORDS = frozenset("yes yeah indeed correct true".split())
 
 def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None:
     """A yes/no question answered by one sentence that opens with Yes and restates the question
-    ("Yes, the report makes recommendations on it."): a small reader's reflex, which says nothing
+    ("Yes, the guide makes recommendations on it."): a small reader's reflex, which says nothing
     a passage says, however the passages settle it. A bare "No, it does not …" is left alone: it
-    is no reflex, and its negated verb is often the passage's own ("does not prescribe"). At most
+    is no reflex, and its negated verb is often the passage's own ("does not mandate"). At most
     one word of its own beyond the question's and the documents' names (`names`, and the words
-    naming any document: an answer spells them out) is allowed, for a changed form ("talked" for
-    "talk"); words are compared by their first six letters. Flagged on the sentence, no model call."""
+    naming any document: an answer spells them out) is allowed, for a changed form ("checked" for
+    "check"); words are compared by their first six letters. Flagged on the sentence, no model call."""
     sentences = split_sentences(answer or "")
     if not asks_yes_no(question) or len(sentences) != 1 or not _AGREES.match(sentences[0]):
         return None

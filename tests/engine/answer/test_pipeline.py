@@ -280,12 +280,13 @@ def test_a_first_draft_that_only_counts_the_list_is_retried_asking_for_the_items
 class BareYesFirstDraftReader(UnsupportedFirstDraftReader):
     """TEST DOUBLE: the first draft says "Yes" to a yes/no question in the question's own words."""
 
-    DRAFT = "Yes, the AI RMF prescribes a risk tolerance for organizations."
+    DRAFT = "Yes, the AI RMF prescribes one-size-fits-all approaches for every organization."
 
 
 def test_a_first_draft_that_only_says_yes_is_replaced_by_the_sentence_that_settles_it(rt):
     double = BareYesFirstDraftReader(rt.models.real.reader())
-    events, types, final = retried_once(rt, double, "does the AI RMF prescribe a risk tolerance for organizations?")
+    events, types, final = retried_once(rt, double,
+                                         "does the AI RMF prescribe one-size-fits-all approaches for every organization?")
     assert events[types.index("retry")].to_dict()["reason"] == POLAR_RETRY
     assert len(double.calls) == 1  # the quote costs no reader call
     first = final["attempts"][0]
@@ -296,7 +297,7 @@ def test_a_first_draft_that_only_says_yes_is_replaced_by_the_sentence_that_settl
     assert quoted, final["answer"]
     passage = final["sources"][int(quoted.group(2)) - 1]["text"]
     assert quoted.group(1) in " ".join(passage.split())
-    assert "risk tolerance" in quoted.group(1).lower()
+    assert "one-size-fits-all" in quoted.group(1).lower()
 
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):

@@ -282,19 +282,18 @@ def test_a_judge_holding_the_passages_is_asked_by_number_with_the_same_pairs():
 
 
 def test_a_yes_no_question_answered_in_its_own_words_is_flagged():
-    """"Yes, the report makes recommendations on it." says nothing a passage says; a small reader
+    """"Yes, the guide makes recommendations on it." says nothing a passage says; a small reader
     writes it whatever the passages settle."""
-    v = bare_polarity("Yes, the monitoring report makes recommendations on it [1].",
-                      "does the monitoring report make recommendations on it?")
+    v = bare_polarity("Yes, the guide makes recommendations on it [1].", "does the guide make recommendations on it?")
     assert v is not None and not v.supported and v.reason == BARE_POLARITY
-    assert bare_polarity("Yes, the workshops talked about it more than the papers.",
-                         "did the workshops talk about it more than the papers?") is not None  # one changed form
+    assert bare_polarity("Yes, the vendors checked it more than the auditors.",
+                         "did the vendors check it more than the auditors?") is not None  # one changed form
     # the documents' names an answer spells out are the question's own; a number opens a yes/no question
-    assert bare_polarity("Yes, NIST Special Publication 800-218A does cover privacy risks.",
-                         "does 800-218a cover privacy risks?", "NIST.SP.800-218A Secure Software") is not None
+    assert bare_polarity("Yes, NIST Special Publication 800-218A does cover model hosting.",
+                         "does 800-218a cover model hosting?", "NIST.SP.800-218A Secure Software") is not None
     # a "No" (its negated verb is often the passage's), what a passage says, a second sentence, a
     # question that is not yes/no: not flagged
-    assert bare_polarity("No, it does not prescribe risk tolerance.", "does it set a risk tolerance for us") is None
+    assert bare_polarity("No, it does not mandate audits.", "does it set audits") is None
     assert bare_polarity("Yes, it is voluntary and flexible in use.", "is it mandatory for us") is None
     assert bare_polarity("Yes, the report covers it. It lists drift.", "does the report cover it") is None
     assert bare_polarity("The report covers drift.", "what does the report cover") is None
