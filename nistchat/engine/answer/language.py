@@ -8,6 +8,13 @@ retrieval also uses to search such a question in English).
 from __future__ import annotations
 
 from ..retrieval.translate import asked_language, typed_language
+from ..verification.premise import quote
+
+# The line that quotes the English sentence an answer in another language rests on: the reader
+# translates, the checker and the person checking the source read English.
+SOURCE_LINE = {"German": 'Quelle (englisches Original): "{quote}" [{n}]',
+               "Spanish": 'Fuente (original en inglés): "{quote}" [{n}]',
+               "French": 'Source (original en anglais) : "{quote}" [{n}]'}
 
 
 def answer_language(question: str) -> str:
@@ -16,3 +23,8 @@ def answer_language(question: str) -> str:
     if asked:
         return "" if asked == "English" else asked
     return typed_language(question)
+
+
+def source_line(language: str, number: int, sentence: str) -> str:
+    """The English sentence quoted under an answer in `language`, cited as passage `number`."""
+    return SOURCE_LINE[language].format(quote=quote(sentence), n=number)

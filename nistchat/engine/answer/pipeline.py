@@ -33,6 +33,7 @@ from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, bare_polar
 from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
+from .language import answer_language, source_line
 from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages
 from .smalltalk import SmallTalkClassifier, is_refusal, reply
 
@@ -221,6 +222,7 @@ class _Run:
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
+        self.language = answer_language(question)  # '' for English
 
     @property
     def strict(self) -> bool:
@@ -451,8 +453,21 @@ class _Run:
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
         written = premise.reader_part(att.text, self.premise)
         att.dont_know = says_dont_know(written) or restates_question(written, self.question)
+        source = self.source() if not att.dont_know else ""
+        if source:
+            att.text += "\n\n" + source
+            yield Token("\n\n" + source, n)
         yield from self.check(att)
         return att
+
+    def source(self) -> str:
+        """The English sentence an answer in another language rests on, quoted under it ('' for an
+        English answer, or when no passage sentence shares enough of the question's words): the
+        small reader's translation drifts, and only English can be checked against the passages."""
+        if not self.language:
+            return ""
+        settles = premise.settling(self.english or self.question, self.passages, self.searched_for)
+        return source_line(self.language, *settles) if settles else ""
 
     def quoted(self, n: int, number: int, sentence: str) -> Iterator[Event]:
         """The retry of an answer that only said "Yes": the passage sentence the question turns on

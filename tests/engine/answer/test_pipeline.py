@@ -465,3 +465,19 @@ def test_the_reader_as_judge_is_asked_inside_its_own_answer_unless_set_otherwise
     assert judge.in_prompt[0][0] == reader.calls[0]  # the first attempt's own messages
     for messages, number in judge.in_prompt:
         assert messages in reader.calls and 1 <= number <= n
+
+
+def test_an_answer_in_another_language_quotes_the_english_sentence_it_rests_on(rt):
+    events, types = run(rt, "¿quién publicó el plan para la participación global en normas de IA?")
+    assert types[-1] == "final"
+    final = events[-1].to_dict()
+    assert not final["refused"], final["answer"]
+    # the last line quotes a passage's sentence word for word, cited with that passage's number
+    line = re.search(r'\n\nFuente \(original en inglés\): "(.+)" \[(\d)\]$', final["answer"])
+    assert line, final["answer"]
+    passage = final["sources"][int(line.group(2)) - 1]["text"]
+    assert line.group(1).rstrip(" …") in " ".join(passage.replace('"', "'").split())
+    assert "".join(e.to_dict()["text"] for e in events if e.type == "token").endswith(line.group(0))  # streamed too
+    # an English question gets no such line
+    events, _ = run(rt, "who published the plan for global engagement on AI standards?")
+    assert "original" not in events[-1].to_dict()["answer"]
