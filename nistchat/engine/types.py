@@ -159,6 +159,7 @@ class Resolution:
     slot: str = ""  # the part of `frame` an ellipsis replaces when no name of a kind swaps (a drill-down's item)
     ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
     subject: str = ""  # what the turn's "it" stands for: the one document it leans on, as pages name it
+    focus: str = ""  # what the turn adds of its own: an ellipsis's words ("and for X?" -> "X"), the item picked
 
     @property
     def resolved(self) -> bool:
@@ -167,7 +168,8 @@ class Resolution:
     def to_dict(self) -> dict:
         return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
                 "compare": self.compare, "leans_on_answered": self.leans_on_answered,
-                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask, "subject": self.subject}
+                "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask, "subject": self.subject,
+                "focus": self.focus}
 
 
 @dataclass

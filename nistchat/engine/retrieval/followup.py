@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..text import CITATION_MARK, FRAMEWORK_IDS
 from ..types import Passage, Resolution
-from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise
+from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
 from .translate import ASKED_LANGUAGE, asked_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -90,6 +90,11 @@ _PRONOUN_SUBJECT = re.compile(
     r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+)?"
     r"(?:it|they|this|that|these|those|its|their)\b(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|"
     r"necessary|important|fine|enough|likely|unclear|clear)\b)", re.IGNORECASE)
+# What the reader is asked for an ellipsis with no name to swap ("and the sprocket kind?"):
+# asked the turn as typed, a small reader restated the earlier answer; asked this, it answered
+# from the passage on the turn's own words (docs/decisions.md, "A follow-up reads the section it
+# names first").
+ELLIPSIS_ASK = "What do the passages say about {focus}, in the context of: {frame}?"
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 # A prose sentence's words before its list: an opening that names nothing ("However, …", "In
@@ -234,18 +239,14 @@ def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
-
-    def words(text: str) -> set[str]:
-        return {w.lower().rstrip("s") for w in _content_words(text)}
-
-    asked = words(topic)
+    asked = word_set(topic)
     best, where, most = [], "", (-1, -1)
     for passage in turn.sources:
         listed, lead = passage_list(passage.text)
         if len(listed) < n:
             continue
-        own = asked - words(passage.title)  # the document's own name is every passage's
-        says = (len(own & words(f"{passage.section} {lead}")), sum(bool(asked & words(item)) for item in listed))
+        own = asked - word_set(passage.title)  # the document's own name is every passage's
+        says = (len(own & word_set(f"{passage.section} {lead}")), sum(bool(asked & word_set(item)) for item in listed))
         if says > most:
             best, where, most = listed, passage.id, says
     return best, where
@@ -391,7 +392,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             # asked with the item in place of the ordinal: asked about "the second one", a small
             # reader answers "the second one is about …", even about a list it wrote itself
             return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
-                              frame=question, slot=picked, ask=rest)
+                              frame=question, slot=picked, ask=rest, focus=picked)
 
     choice = _CHOICE.search(text)
     items = answer_items(last.answer) if choice and answered else []
@@ -422,19 +423,21 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base
+        focus = _ELLIPSIS_OPENING.sub("", bare).strip(" ?.!,")  # "and for sprocket audits?" -> "sprocket audits"
         swapped = _swap(frame, bare)
         if swapped:  # a whole question again, asked as such: told "and MAP?", a small reader restates GOVERN
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
                               "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
-                              ask=swapped)
+                              ask=swapped, focus=focus)
         slot, swapped = _swap_slot(previous, bare)
         if swapped:  # asked like the drill-down it follows: the item swapped in what the reader was asked
             ask = previous.ask.replace(previous.slot, slot, 1) if previous.slot in previous.ask else ""
             return Resolution(swapped, "follow-up, an ellipsis: its words in place of the item the question it "
                               "leans on picked", "follow_up", _scope(named, previous), leans_on_answered=answered,
-                              frame=swapped, slot=slot, ask=ask)
+                              frame=swapped, slot=slot, ask=ask, focus=focus)
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
-                          "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame)
+                          "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
+                          focus=focus, ask=ELLIPSIS_ASK.format(focus=focus, frame=frame.rstrip(" ?")) if focus else "")
     if leans:
         scope = _scope(named, previous)
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""

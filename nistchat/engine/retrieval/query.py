@@ -130,6 +130,11 @@ def _content_words(text: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z0-9][\w.-]*", text) if w.lower() not in FOLLOW_UP_STOPWORDS]
 
 
+def word_set(text: str) -> set[str]:
+    """The content words of `text`, lowercased, a plural's "s" dropped: what a turn and a heading share."""
+    return {w.lower().rstrip("s") for w in _content_words(text)}
+
+
 def is_follow_up(text: str) -> bool:
     """A short question that opens like a follow-up or leans on a pronoun, with no id of its own."""
     if identifiers(text) and not _FOLLOW_UP_START.match(text):

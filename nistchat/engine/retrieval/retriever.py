@@ -25,6 +25,7 @@ from ..types import Candidate, Passage, Ranked, Resolution, Retrieval, Trace
 from . import fusion
 from .exact import ExactSearch
 from .expand import ExpandConfig, expand
+from .focus import focused, heading
 from .followup import resolve
 from .query import Query, prepare
 from .rerank import rerank
@@ -104,7 +105,7 @@ class Retriever:
         lists = self._search(query, named, mode, embedder, trace)
         fused = self._fuse(lists, mode, trace)
         candidates = self._rerank(query, fused, trace)
-        passages = self._expand(query, candidates, k, trace)
+        passages = self._focus(self._expand(query, candidates, k, trace), followup, trace)
         timings = {key: trace.ms(key) for key in TIMING_KEYS if key != "total"}
         timings["total"] = round((time.perf_counter() - start) * 1000, 2)
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
@@ -257,6 +258,15 @@ class Retriever:
             tokens = sum(count_tokens(p.text) for p in passages)
             stage.note = f"{len(passages)} passages, {tokens} tokens of {ecfg.budget_tokens} budget"
         return passages
+
+    def _focus(self, passages: list[Passage], followup: Resolution, trace: Trace) -> list[Passage]:
+        """An ellipsis's passage whose heading it names, read first (retrieval/focus.py)."""
+        if not followup.focus:
+            return passages
+        ordered, moved = focused(passages, followup.focus)
+        trace.add("focus", 0.0, [{"focus": followup.focus, "moved": moved.id if moved else None}],
+                  f"the passage headed {heading(moved)!r} moved first" if moved else "order kept")
+        return ordered
 
     def _reused(self, question: str, followup: Resolution, trace: Trace, start: float) -> Retrieval:
         """A turn acting on the previous answer ("briefer", "in a table"): that answer's passages

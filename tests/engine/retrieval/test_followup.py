@@ -6,7 +6,9 @@ import pytest
 
 from nistchat.engine.answer.refusal import gate, vocabulary
 from nistchat.engine.corpus.catalog import Catalog, DocEntry
+from nistchat.engine.retrieval.focus import focused
 from nistchat.engine.retrieval.followup import answer_items, passage_items, resolve
+from nistchat.engine.types import Passage
 
 RMF, GAI, AML, SSDF, MON = "NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.100-2e2023", "NIST.SP.800-218A", "NIST.AI.800-4"
 CATALOG = Catalog([DocEntry(RMF, "NIST AI 100-1 Artificial Intelligence Risk Management Framework (AI RMF 1.0)"),
@@ -143,6 +145,15 @@ def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     assert r.question.startswith("what is the purpose of the govern function in the AI RMF")
     assert "MEASURE" not in r.question and r.scope == (RMF,)
     assert r.ask == r.question  # the reader is asked the whole question, not "and govern"
+
+
+def test_an_ellipsis_with_no_name_to_swap_asks_the_reader_about_its_own_words_in_context():
+    history = chat(("how does the monitoring report describe gadget drift", "It describes it as slow change."))
+    r = resolve("and the sprocket kind?", history, CATALOG)
+    assert r.question == "how does the monitoring report describe gadget drift and the sprocket kind?"
+    assert r.focus == "sprocket kind"
+    assert r.ask == "What do the passages say about sprocket kind, in the context of: " \
+                    "how does the monitoring report describe gadget drift?"
 
 
 def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
@@ -300,3 +311,31 @@ def test_the_gate_never_refuses_a_follow_up_of_an_answered_turn(retriever, runti
     # a name the corpus never mentions still counts against a follow-up
     unknown = retriever.retrieve("and what about Zorblatt?", history=chat(("how is confabulation described?", "False content.")))
     assert gate(unknown, settings, embedder, vocab).unknown_terms == ["Zorblatt"]
+
+
+def test_a_follow_up_reads_first_the_passage_whose_heading_its_own_words_name(retriever):
+    history = chat(("what does the aml report say about evasion attacks on predictive ai",
+                    "They modify test samples to change what the model predicts."))
+    r = retriever.retrieve("and poisoning attacks?", history=history)
+    assert r.followup.focus == "poisoning attacks"
+    assert r.passages[0].section.endswith("Poisoning Attacks and Mitigations"), [p.section for p in r.passages]
+    assert [p.rank for p in r.passages] == list(range(1, len(r.passages) + 1))
+    assert "moved first" in r.trace.stage("focus").note
+    # the same passages as without the move, only their order changed
+    searched = retriever.retrieve(r.followup.question)
+    assert {p.id for p in r.passages} == {p.id for p in searched.passages}
+
+
+def test_a_heading_is_named_by_all_its_words_or_by_two_of_them():
+    def passage(section):
+        return Passage(rank=1, id=section, doc=GAI, title="GenAI Profile", section=section, kind="prose", page=1,
+                       text="…", score=0.0)
+
+    found = [passage("2. Overview > 2.1. Gadget Safety"), passage("3.3 Open Questions > 3.3.3 When to Audit Deployed Systems"),
+             passage("2. Overview > 2.4. Sprocket Audits"), passage("2.6. Widget Drift and Decay")]
+    assert focused(found, "sprocket audits")[1].section.endswith("Sprocket Audits")
+    assert focused(found, "widget drift")[1].section.endswith("Decay")
+    ordered, moved = focused(found, "who audits")  # one word of a longer heading is too weak a sign
+    assert moved is None and ordered == found
+    assert [p.rank for p in focused(found, "sprocket audits")[0]] == [1, 2, 3, 4]
+    assert focused(found, "gadget safety")[1] is None  # already first
