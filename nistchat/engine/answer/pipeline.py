@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import cached_property
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -224,6 +225,13 @@ class _Run:
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
         self.language = answer_language(question)  # '' for English
 
+    @cached_property
+    def settling(self) -> tuple[int, str] | None:
+        """The passage sentence the question turns on (`premise.settling`: its passage number and
+        the sentence), found once, after retrieval: quoted in place of a bare "Yes" and under an
+        answer in another language."""
+        return premise.settling(self.english or self.question, self.passages, self.searched_for)
+
     @property
     def strict(self) -> bool:
         """Verification that may trigger a retry or a refusal: HIGH-risk questions, or mode 'always'.
@@ -391,7 +399,7 @@ class _Run:
         dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
         settles = None
         if dodge and dodge[1] is None:  # quoted, not asked again
-            settles = premise.settling(self.english or self.question, self.passages, self.searched_for)
+            settles = self.settling
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
         elif not dodge and not (first.verified and self.strict and should_retry(first.verdicts)):
@@ -464,10 +472,9 @@ class _Run:
         """The English sentence an answer in another language rests on, quoted under it ('' for an
         English answer, or when no passage sentence shares enough of the question's words): the
         small reader's translation drifts, and only English can be checked against the passages."""
-        if not self.language:
+        if not self.language or self.settling is None:
             return ""
-        settles = premise.settling(self.english or self.question, self.passages, self.searched_for)
-        return source_line(self.language, *settles) if settles else ""
+        return source_line(self.language, *self.settling)
 
     def quoted(self, n: int, number: int, sentence: str) -> Iterator[Event]:
         """The retry of an answer that only said "Yes": the passage sentence the question turns on

@@ -4,8 +4,8 @@ Why: "and for sprocket audits?" (or "the 3rd one", the item it points at) is sea
 question it leans on, whose words outnumber the turn's own, so the passages about the earlier
 topic rank first and a small reader answers from the first passage it reads. When a passage's
 own heading ("2.4. Sprocket Audits") is named by the turn's words, that passage is what the
-turn asks about: it is moved first. The set of passages stays the same; only their order changes (docs/decisions.md,
-"A follow-up reads the section it names first").
+turn asks about: it is moved first. The set of passages stays the same; only their order
+changes (docs/decisions.md, "A follow-up reads the section it names first").
 """
 from __future__ import annotations
 

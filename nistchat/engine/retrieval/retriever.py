@@ -260,7 +260,7 @@ class Retriever:
         return passages
 
     def _focus(self, passages: list[Passage], followup: Resolution, trace: Trace) -> list[Passage]:
-        """An ellipsis's passage whose heading it names, read first (retrieval/focus.py)."""
+        """The passage whose heading a follow-up's own words name, read first (retrieval/focus.py)."""
         if not followup.focus:
             return passages
         ordered, moved = focused(passages, followup.focus)
