@@ -160,8 +160,8 @@ def retrieval(k, golden, modes, limit, as_json, no_store, ablate, spec, override
 
 @eval_group.command("conversations")
 @click.option("--set", "spec", default="both", show_default=True,
-              help="dev (data/eval/conversations_dev.jsonl: decide here), test (conversations_test.jsonl, held "
-                   "out), both, or a JSONL file of conversations.")
+              help="dev or dev2 (data/eval/conversations_dev.jsonl, conversations_dev2.jsonl: decide here), test "
+                   "or test2 (held out), both (dev and test), all (the four), or a JSONL file of conversations.")
 @click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Passages per turn.")
 @click.option("--setting", "-o", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a setting for this run (repeatable), e.g. -o retrieval.scope_named_docs=false.")

@@ -26,14 +26,18 @@ from .retrieval import first_file, missing_evidence
 
 KINDS = ("first", "ellipsis", "pronoun", "drill_down", "correction", "comparison", "act_on_previous",
          "new_topic", "other_language", "false_premise")
-SET_FILES = {"dev": "conversations_dev.jsonl", "test": "conversations_test.jsonl"}
+SET_FILES = {"dev": "conversations_dev.jsonl", "dev2": "conversations_dev2.jsonl", "test": "conversations_test.jsonl",
+             "test2": "conversations_test2.jsonl"}
 # Single questions of the office splits translated into Spanish, German and French, written as one-turn
 # conversations (evaluation/languages.py): read beside a split's conversations by `--languages`. Each
 # split has two files: every other answerable question, then the rest with the questions the corpus
 # does not answer.
 LANGUAGE_FILES = {"dev": ("languages_dev.jsonl", "languages_dev2.jsonl"),
                   "test": ("languages_test.jsonl", "languages_test2.jsonl")}
-SET_SPECS = ("dev", "test", "both")
+# The second set's halves (dev2, held-out test2) were written later, with more pronoun and
+# other-language follow-ups than the first: `all` reads the four side by side.
+SET_GROUPS = {"both": ("dev", "test"), "all": ("dev", "dev2", "test", "test2")}
+SET_SPECS = (*SET_FILES, *SET_GROUPS)
 
 
 @dataclass(frozen=True)
@@ -179,12 +183,12 @@ def resolve_sets(spec: str, eval_dirs: list[Path], *, languages: bool = False) -
             return {Path(spec).stem: Path(spec)}
         raise ValueError(f"No conversation set {spec!r}: say {', '.join(SET_SPECS)} or a JSONL file.")
     found = {}
-    for name in (("dev", "test") if spec == "both" else (spec,)):
+    for name in SET_GROUPS.get(spec, (spec,)):
         path = first_file(eval_dirs, SET_FILES[name])
         if path is None:
             raise ValueError(f"No {name} conversation set ({SET_FILES[name]} in {', '.join(map(str, eval_dirs))}).")
         found[name] = path
-        for i, file in enumerate(LANGUAGE_FILES[name] if languages else ()):
+        for i, file in enumerate(LANGUAGE_FILES.get(name, ()) if languages else ()):
             if (questions := first_file(eval_dirs, file)) is not None:
                 found[f"{name} questions" + (f" {i + 1}" if i else "")] = questions
     return found

@@ -1,11 +1,12 @@
-"""Consistency checks for the conversation sets (data/eval/conversations_dev.jsonl and the held-out
-conversations_test.jsonl): multi-turn conversations whose follow-ups lean on earlier turns.
+"""Consistency checks for the conversation sets (data/eval/conversations_dev.jsonl and
+conversations_dev2.jsonl, and the held-out conversations_test.jsonl and conversations_test2.jsonl):
+multi-turn conversations whose follow-ups lean on earlier turns.
 
 Each turn is checked like a question of the office splits (tests/engine/evaluation/test_golden_set.py and
 tests/engine/evaluation/test_test_set.py, whose helpers are reused): verbatim evidence within one line of its
 documents, no markup, key terms the answer or evidence states. On top: every evidence string
 survives ingestion's word repair (retrieval matches against the repaired passages), ids are unique
-across both splits, no question is shared with another split or set, and each split has every kind
+across all splits, no question is shared with another split or set, and each split has every kind
 of turn, so a follow-up strategy chosen on dev is measured on test over the same kinds.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from nistchat.engine.evaluation.conversations import KINDS, SET_FILES
+from nistchat.engine.evaluation.conversations import KINDS, SET_FILES, resolve_sets
 from nistchat.engine.evaluation.retrieval import match_norm
 from tests.engine.evaluation.test_golden_set import (
     ALL_DOCS,
@@ -32,7 +33,7 @@ from tests.engine.evaluation.test_golden_set import (
 )
 from tests.engine.evaluation.test_test_set import EVAL_DIR, KEY_TERMS_MAX
 
-MIN_CONVERSATIONS, MIN_TURNS = 40, 100  # both splits together
+MIN_CONVERSATIONS, MIN_TURNS = 40, 100  # all splits together
 MIN_PER_SPLIT = 18
 FIRST_KINDS = {"first", "other_language"}  # a conversation may open in another language
 TURN_FIELDS = ("question", "kind", "doc", "evidence", "key_terms", "answer")
@@ -85,6 +86,11 @@ def test_sizes(splits):
     for name, s in splits.items():
         assert len(s) >= MIN_PER_SPLIT, f"{name}: only {len(s)} conversations"
         assert all(2 <= len(c["turns"]) <= 5 for c in s), f"{name}: conversations have 2-5 turns"
+
+
+def test_all_reads_the_four_splits_side_by_side():
+    assert list(resolve_sets("all", [EVAL_DIR])) == ["dev", "dev2", "test", "test2"]
+    assert list(resolve_sets("both", [EVAL_DIR])) == ["dev", "test"]
 
 
 def test_fields_and_types(turns):
