@@ -48,11 +48,12 @@ _COMPARE = re.compile(r"\b(same|similar|differ\w*|compare\w*|comparison|both|too
                       r"likewise|contrast)\b", re.IGNORECASE)
 # Requests that act on the previous answer, in English and the corpus' likely other languages.
 _ACT = re.compile(
-    r"\b(shorter|short version|briefer|brief|in (?:one|1|a single|a) (?:sentence|line|paragraph|word)|one[- ]liner|"
+    r"\b(shorter|short|short version|briefer|brief|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
+    r"one[- ]liner|(?:\d|two|three|four|five) (?:bullets?|points?|sentences?|lines?)|"
     r"tl;?dr|summari[sz]e|summary|simpler|simplify|in plain (?:english|words|language)|plainer|"
     r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"
     r"bullet points?|table form(?:at)?|tabular|rephrase|reword|explain (?:it |that )?(?:simply|like)|"
-    r"for (?:my|the|our) (?:manager|boss|team|exec\w*|director|ciso)(?: (?:mtg|meeting))?|"
+    r"for (?:my|the|our|your|a) (?:manager|boss|team|exec\w*|director|ciso)(?: (?:mtg|meeting))?|"
     r"in (?:spanish|german|french|english)|translate\w*|auf deutsch|auf englisch|en fran[cç]ais|en espa[nñ]ol|"
     r"en ingl[eé]s|en anglais|kurz(?:e|er|fassung)?|zusammenfass\w*|r[eé]sum[eé]\w*|resumen|resume\w*|m[aá]s corto|"
     r"plus court|tabelle|tableau|tabla)\b", re.IGNORECASE)
@@ -63,7 +64,8 @@ _ACT_FILLER = {
     "me", "my", "us", "for", "in", "as", "a", "an", "the", "and", "into", "of", "version", "more", "bit", "little",
     "way", "form", "mtg", "meeting", "email", "slide", "kannst", "du", "das", "es", "bitte", "sagen", "mir", "noch",
     "mal", "machen", "le", "la", "les", "ça", "ca", "svp", "stp", "peux", "tu", "dire", "faire", "por", "favor",
-    "eso", "lo", "decir", "puedes", "hacer", "en", "auf", "please?", "so", "then", "also",
+    "eso", "lo", "decir", "puedes", "hacer", "en", "auf", "please?", "so", "then", "also", "same", "one", "per",
+    "each", "doc", "docs", "document",
 }
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
              "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
@@ -90,6 +92,23 @@ _PRONOUN_SUBJECT = re.compile(
     r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+)?"
     r"(?:it|they|this|that|these|those|its|their)\b(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|"
     r"necessary|important|fine|enough|likely|unclear|clear)\b)", re.IGNORECASE)
+# What a turn says that points back at what the conversation was about, wherever it stands in the
+# turn: "it" or "they" as the subject ("which audits would it suggest for sprockets", "the gadget
+# it cites"), "in it", "under this heading", "those gadgets", "that way", and "there" at the end
+# ("whats sprocket drift there", "how many were there?"). A pronoun after an "and" or a comma inside
+# the turn may stand for a noun of the turn itself ("what is a sprocket, and why is it used"): that
+# does not count; neither does "is it true that …".
+_ASKS_OF_IT = (r"^(?:and\s+)?(?:(?!\band\b)[^,;])*?\b(?:it\s+(?!is\b|was\b|has\b)[a-z]+s\b|"
+               r"(?:does|do|did|can|could|will|would|should|is|are|was|were|has|have)\s+(?:it|they)\b"
+               r"(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|necessary|important|fine|enough|likely|unclear|"
+               r"clear)\b))")
+_POINTS_BACK = (r"\b(?:in|inside|within|from|of|under)\s+(?:it|them|there|that one|this one)\b|"
+                r"\b(?:in|inside|within|from|of|under|per|about|by)\s+(?:that|this)\s+[a-z]|"
+                r"\b(?:those|these)\b|\bthat\s+way\b|\bthere\s*[?.!]*$")
+_ANAPHOR = re.compile(f"{_ASKS_OF_IT}|{_POINTS_BACK}", re.IGNORECASE)
+# Such a turn may name what it asks in this many words of its own and still need the document
+# discussed (the conversation set's dev splits: up to seven).
+ANAPHOR_MAX_CONTENT_WORDS = 8
 # What the reader is asked for an ellipsis with no name to swap ("and the sprocket kind?"):
 # asked the turn as typed, a small reader restated the earlier answer; asked this, it answered
 # from the passage on the turn's own words (docs/decisions.md, "A follow-up reads the section it
@@ -305,6 +324,15 @@ def _unasked(text: str) -> str:
     return " ".join(text.split()).strip(" ,;:-")
 
 
+def goes_on(text: str) -> bool:
+    """Whether `text` opens like an ellipsis ("and sprockets??", "what about gadgets?") and names
+    something of its own: after an answer it goes on with the conversation, whatever else its
+    words resemble (a small-talk classifier took one such turn, two words and its question
+    marks, for a question about the assistant)."""
+    bare = _strip(_FILLER_START, normalise(text)) or text
+    return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_ELLIPSIS_OPENING.sub("", bare)))
+
+
 def _acts_on_previous(text: str) -> bool:
     """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
     request names how to say the previous answer and nothing new to look up."""
@@ -375,6 +403,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             query = rest if len(own) > 1 else f"{_topic(base, catalog)} {rest}"
             return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
                               "correction", tuple(named), leans_on_answered=answered)
+        swapped = _swap(base, rest)
+        if swapped:  # "no, I meant PW.1.2": searched for the one meant, not for both
+            return Resolution(swapped, "follow-up, a correction: its name in place of the previous question's",
+                              "correction", previous.scope, leans_on_answered=answered)
         return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction",
                           previous.scope, leans_on_answered=answered)
 
@@ -412,7 +444,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     leans = ellipsis or asked_back or is_follow_up(bare) or not identifiers(bare) and bool(
-        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4)
+        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4
+        or _ANAPHOR.search(own) and len(_content_words(own)) <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))

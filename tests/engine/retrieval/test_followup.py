@@ -7,7 +7,7 @@ import pytest
 from nistchat.engine.answer.refusal import gate, vocabulary
 from nistchat.engine.corpus.catalog import Catalog, DocEntry
 from nistchat.engine.retrieval.focus import focused
-from nistchat.engine.retrieval.followup import answer_items, passage_items, resolve
+from nistchat.engine.retrieval.followup import answer_items, goes_on, passage_items, resolve
 from nistchat.engine.types import Passage
 
 RMF, GAI, AML, SSDF, MON = "NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.100-2e2023", "NIST.SP.800-218A", "NIST.AI.800-4"
@@ -168,6 +168,20 @@ def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
     assert not standalone.resolved and standalone.scope == ()
 
 
+def test_a_correction_naming_another_identifier_searches_for_it_instead():
+    """"no, I meant PW.4.2": the identifier meant replaces the one asked about; searched with both,
+    the passage on the wrong one came first."""
+    history = chat(("in the SSDF what does PW.4.1 say about sprockets", "It says to audit them."))
+    r = resolve("oops, make that PW.4.2 instead", history, CATALOG)
+    assert r.kind == "correction" and r.question == "in the SSDF what does PW.4.2 say about sprockets"
+    assert r.scope == (SSDF,)
+
+
+def test_a_turn_going_on_from_the_last_one_is_never_small_talk():
+    assert goes_on("and open gadgets??") and goes_on("ok and sprocket drift?")
+    assert not goes_on("thanks!") and not goes_on("hi there") and not goes_on("what about it?")
+
+
 def test_a_turn_opening_with_and_keeps_the_documents_however_many_words_it_has():
     """"and …" / "what about …" continues the conversation: searched as typed, in its documents."""
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
@@ -212,6 +226,20 @@ def test_a_turn_whose_subject_is_a_pronoun_leans_on_the_document_discussed():
                    CATALOG).subject == ""
 
 
+def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
+    """"would it suggest", "in it", "there": the pronoun is where to look, however many words the turn
+    names of its own (up to six); a pronoun after "and" stands for the turn's own noun."""
+    history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
+    for turn in ("which sprocket audits would it suggest for gadget widgets", "which widget examples are described in it",
+                 "how many sprockets were there?", "whats gadget drift there"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "follow_up" and r.scope == (AML,), turn
+        assert r.question == f"what does the AML taxonomy say about evasion attacks? {turn}"
+    for turn in ("what is a gadget sprocket and why is it used in widget audits",
+                 "is it true that sprockets always need gadget widgets"):
+        assert resolve(turn, history, CATALOG).kind == "standalone", turn
+
+
 def test_a_comparison_keeps_both_documents():
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
@@ -249,12 +277,14 @@ def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
 
 def test_acting_on_the_previous_answer_reuses_its_passages():
     history = chat(("how does the GAI profile describe confabulation?", "Confabulation is false content.", [SOURCE]))
-    for turn in ("briefer please", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte"):
+    for turn in ("briefer please", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte",
+                 "a one-liner for your director", "same again in french, short", "three bullets, a bullet for each document"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
         assert r.question == "how does the GAI profile describe confabulation?"
         assert r.ask == f'Rewrite your previous answer to "{r.question}" as asked: {turn}'  # what the reader is told
     assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
+    assert resolve("what short-term risks come with sprockets?", history, CATALOG).kind != "acts_on_previous"
     # plain role/content history (no sources): searched as a follow-up instead
     plain = [{"role": "user", "content": "how is confabulation described?"}, {"role": "assistant", "content": "False content."}]
     assert resolve("tl;dr please", plain, CATALOG).reuse == ()
