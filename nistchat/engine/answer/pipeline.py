@@ -22,7 +22,7 @@ from ..backends.select import ModelRegistry
 from ..corpus.catalog import documents
 from ..errors import BackendError, IndexMissing
 from ..retrieval import Retriever
-from ..retrieval.followup import answer_items
+from ..retrieval.followup import answer_items, goes_on
 from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
@@ -282,9 +282,10 @@ class _Run:
 
     def small_talk(self) -> Iterator[Event] | None:
         """The events of a small-talk answer (engine/answer/smalltalk/), or None for a question to search.
-        A classifier that cannot run (no embedder) lets every question through to retrieval."""
+        A classifier that cannot run (no embedder) lets every question through to retrieval, and so
+        does a turn that goes on from an earlier one ("and sprockets??", retrieval/followup.goes_on)."""
         classifier = self.pipeline.small_talk()
-        if classifier is None:
+        if classifier is None or self.history and goes_on(self.question):
             return None
         t = time.perf_counter()
         try:

@@ -77,6 +77,15 @@ def test_an_off_topic_question_gets_one_sentence_naming_what_is_covered(tiny_run
     assert "Closest sources" not in final["answer"]
 
 
+def test_a_turn_going_on_from_an_answer_is_searched_not_taken_for_small_talk(tiny_runtime):
+    """"and which documents?" after an answer asks for more of what was said."""
+    history = [{"role": "user", "content": "what does the sprocket profile cover?"},
+               {"role": "assistant", "content": "It covers gadgets [1]."}]
+    alone = [s["name"] for s in list(tiny_runtime.answer("and which documents do you know?"))[-1].answer.trace["stages"]]
+    after = list(tiny_runtime.answer("and which documents do you know?", history))[-1].answer.trace["stages"]
+    assert "small_talk" in alone and "small_talk" not in [s["name"] for s in after]
+
+
 def test_small_talk_can_be_turned_off(tiny_runtime):
     rt = tiny_runtime.derived({"small_talk": {"enabled": False}})
     assert rt.small_talk is None
