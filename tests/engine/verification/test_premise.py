@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
-                                                   opening_verdict, polar_claims, presuppositions, with_subject)
+                                                   opening_verdict, polar_claims, presuppositions, settling,
+                                                   with_subject)
+from nistchat.engine.types import Passage
 
 
 @pytest.mark.parametrize("question, form, claim", [
@@ -92,6 +94,17 @@ def test_a_negated_subject_alone_is_no_contradiction(runtime):
     """ "… should not be used without SP 800-218" negates the document's name, not the claim."""
     question = "so SP 800-218A lists the practices for AI model development, right?"
     assert check(question, runtime.retrieve(question, k=6).passages).contradicted is None
+
+
+def test_the_sentence_a_question_turns_on_is_prose_never_a_tables_cells():
+    """A table's caption, header and row run together read as no quote under an answer."""
+    table = Passage(rank=1, id="t:1", doc="D", title="T", section="S", kind="table", page=1, score=0.0,
+                    text="Table 9 Sprocket tasks | Task | Priority |\n|---|---|\n| SP.1: audit every sprocket | High |")
+    prose = Passage(rank=2, id="p:1", doc="D", title="T", section="S", kind="prose", page=1, score=0.0,
+                    text="Every sprocket audit has a high priority in the plan.")
+    assert settling("what priority do sprocket audits have?", [table]) is None
+    assert settling("what priority do sprocket audits have?", [table, prose]) == (
+        2, "Every sprocket audit has a high priority in the plan.")
 
 
 def test_a_pronoun_opening_a_claim_stands_for_the_subject_given():
