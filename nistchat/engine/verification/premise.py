@@ -260,20 +260,21 @@ def settling(question: str, passages: list[Passage], context: str = "", min_shar
     """The passage sentence a yes/no question turns on: the one sharing most of its words, then
     most of `context`'s (what a follow-up was resolved to: "it" is there), at least `min_shared`
     in all; ties: the shorter, which says less beside the point. A "sentence" over `max_words`
-    is a table or a run-on chunk, no quote, and so is one holding a table's cells (its caption,
-    header and rows run together, which a person cannot read as a quote). As (passage number,
-    1-based; the sentence), or None: what an answer that only said "Yes" is replaced by."""
+    is a table or a run-on chunk, no quote. Nor is a table's cells (its caption, header and rows
+    run together), which a person cannot read as a quote: when they match best, there is none,
+    as a lesser prose sentence would be beside the point. As (passage number, 1-based; the
+    sentence), or None: what an answer that only said "Yes" is replaced by."""
     asked, around = stems(question, _QUESTION_NOISE), stems(context, _QUESTION_NOISE)
     best: tuple[tuple[int, int, int], int, str] | None = None
     for n, p in enumerate(passages, 1):
         for sentence in split_sentences(p.text, "plain"):
             words = stems(sentence)
-            if len(sentence.split()) > max_words or "|" in sentence or len((asked | around) & words) < min_shared:
+            if len(sentence.split()) > max_words or len((asked | around) & words) < min_shared:
                 continue
             rank = (len(asked & words), len(around & words), -len(words))
             if best is None or rank > best[0]:
                 best = (rank, n, " ".join(sentence.split()))
-    return (best[1], best[2]) if best else None
+    return (best[1], best[2]) if best and "|" not in best[2] else None
 
 
 def quote(sentence: str, limit: int = 300) -> str:

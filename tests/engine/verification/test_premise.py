@@ -102,9 +102,12 @@ def test_the_sentence_a_question_turns_on_is_prose_never_a_tables_cells():
                     text="Table 9 Sprocket tasks | Task | Priority |\n|---|---|\n| SP.1: audit every sprocket | High |")
     prose = Passage(rank=2, id="p:1", doc="D", title="T", section="S", kind="prose", page=1, score=0.0,
                     text="Every sprocket audit has a high priority in the plan.")
-    assert settling("what priority do sprocket audits have?", [table]) is None
+    aside = Passage(rank=2, id="p:2", doc="D", title="T", section="S", kind="prose", page=1, score=0.0,
+                    text="This plan adds notes on sprocket tasks.")
     assert settling("what priority do sprocket audits have?", [table, prose]) == (
         2, "Every sprocket audit has a high priority in the plan.")
+    # the table's row matches best: no quote, rather than a sentence beside the point
+    assert settling("what priority do sprocket audit tasks have?", [table, aside]) is None
 
 
 def test_a_pronoun_opening_a_claim_stands_for_the_subject_given():
