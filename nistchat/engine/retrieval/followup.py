@@ -48,7 +48,7 @@ _COMPARE = re.compile(r"\b(same|similar|differ\w*|compare\w*|comparison|both|too
                       r"likewise|contrast)\b", re.IGNORECASE)
 # Requests that act on the previous answer, in English and the corpus' likely other languages.
 _ACT = re.compile(
-    r"\b(shorter|short|short version|briefer|brief|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
+    r"\b(shorter|short|briefer|brief|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
     r"one[- ]liner|(?:\d|two|three|four|five) (?:bullets?|points?|sentences?|lines?)|"
     r"tl;?dr|summari[sz]e|summary|simpler|simplify|in plain (?:english|words|language)|plainer|"
     r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"
@@ -443,9 +443,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
+    own_words = len(_content_words(own))
     leans = ellipsis or asked_back or is_follow_up(bare) or not identifiers(bare) and bool(
-        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and len(_content_words(own)) <= 4
-        or _ANAPHOR.search(own) and len(_content_words(own)) <= ANAPHOR_MAX_CONTENT_WORDS)
+        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4
+        or _ANAPHOR.search(own) and own_words <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
