@@ -332,8 +332,7 @@ class _Run:
         return retrieval
 
     def refuse_before(self, gate: refusal.Gate) -> Iterator[Event]:
-        text = refusal.message(self.passages, "the question looks outside what they cover",
-                               self.pipeline.retriever().index)
+        text = refusal.message(self.passages, "off_topic", self.pipeline.retriever().index, self.language)
         self.mark_first_token()
         yield Token(text, 0)
         yield self.final(text, refused=True, refusal_reason="off_topic", gate=gate)
@@ -383,9 +382,7 @@ class _Run:
         elif self.strict and chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
             reason = "unsupported"
         if reason:
-            why = ("the passages found do not answer it" if reason == "reader_declined"
-                   else "nothing in the drafted answer could be checked against the passages")
-            text = refusal.message(self.passages, why, self.pipeline.retriever().index)
+            text = refusal.message(self.passages, reason, self.pipeline.retriever().index, self.language)
             yield self.final(text, refused=True, refusal_reason=reason, attempts=attempts, chosen=chosen,
                              retried=second is not None, gate=gate)
             return

@@ -200,15 +200,44 @@ def covers(index) -> list[str]:
     return [doc.label for doc in documents(index)]
 
 
-def message(passages: list[Passage], reason: str = "", index=None) -> str:
-    """What a refusal says: the documents don't answer this, what they (the `index`'s) cover, where to look."""
-    lines = ["I can't answer that from the NIST documents I have" + (f" ({reason})." if reason else ".")]
+# A refusal's words in each language an answer is written in (answer/language.py; '' is English):
+# asked in Spanish, a person is told in Spanish why there is no answer. Document titles and
+# section names stay as the documents write them.
+WORDING = {
+    "": {"opening": "I can't answer that from the NIST documents I have", "covers": "They cover:",
+         "closest": "Closest sources:", "off_topic": "the question looks outside what they cover",
+         "reader_declined": "the passages found do not answer it",
+         "unsupported": "nothing in the drafted answer could be checked against the passages"},
+    "German": {"opening": "Das kann ich aus den NIST-Dokumenten, die mir vorliegen, nicht beantworten",
+               "covers": "Sie behandeln:", "closest": "Nächstliegende Quellen:",
+               "off_topic": "die Frage scheint außerhalb dessen zu liegen, was sie behandeln",
+               "reader_declined": "die gefundenen Textstellen beantworten sie nicht",
+               "unsupported": "nichts in der entworfenen Antwort ließ sich an den Textstellen prüfen"},
+    "Spanish": {"opening": "No puedo responder a eso con los documentos del NIST que tengo", "covers": "Tratan:",
+                "closest": "Fuentes más cercanas:", "off_topic": "la pregunta parece quedar fuera de lo que tratan",
+                "reader_declined": "los pasajes encontrados no la responden",
+                "unsupported": "nada de la respuesta redactada pudo comprobarse con los pasajes"},
+    "French": {"opening": "Je ne peux pas répondre à cela à partir des documents du NIST dont je dispose",
+               "covers": "Ils traitent :", "closest": "Sources les plus proches :",
+               "off_topic": "la question semble sortir de ce qu'ils traitent",
+               "reader_declined": "les passages trouvés n'y répondent pas",
+               "unsupported": "rien dans la réponse rédigée n'a pu être vérifié dans les passages"},
+}
+
+
+def message(passages: list[Passage], reason: str = "", index=None, language: str = "") -> str:
+    """What a refusal says: the documents don't answer this, what they (the `index`'s) cover, where
+    to look; in `language` ('' for English). `reason` is a refusal reason (a key of WORDING:
+    off_topic, reader_declined, unsupported), worded in that language, or a phrase of its own."""
+    words = WORDING.get(language) or WORDING[""]
+    why = words.get(reason, reason)
+    lines = [words["opening"] + (f" ({why})." if why else ".")]
     if index is not None:
-        lines.append("They cover: " + "; ".join(covers(index)) + ".")
+        lines.append(f"{words['covers']} " + "; ".join(covers(index)) + ".")
     if passages:
         closest = []
         for i, p in enumerate(passages[:3], 1):
             where = f"{p.doc}, {p.section}" if p.section else p.doc
             closest.append(f"[{i}] {where}" + (f" (p. {p.page})" if p.page is not None else ""))
-        lines.append("Closest sources: " + "; ".join(closest) + ".")
+        lines.append(f"{words['closest']} " + "; ".join(closest) + ".")
     return "\n".join(lines)

@@ -166,6 +166,16 @@ def test_off_topic_question_is_refused_before_generation_with_what_is_covered(rt
     assert final["disclaimer"] == "" and len(final["sources"]) == len(events[0].passages)
 
 
+def test_a_question_in_another_language_is_refused_in_that_language(rt):
+    events, types = run(rt, "¿Cuál es el punto de ebullición del mercurio en grados Fahrenheit?")
+    assert types == ["sources", "token", "final"]  # refused before generation (the reader only translated it)
+    final = events[-1].to_dict()
+    assert final["refused"] is True and final["refusal_reason"] == "off_topic"
+    assert final["answer"].startswith("No puedo responder a eso con los documentos del NIST que tengo (la pregunta")
+    assert "Tratan: NIST AI 100-1, Artificial Intelligence Risk Management Framework" in final["answer"]
+    assert "I can't answer" not in final["answer"] and "They cover" not in final["answer"]
+
+
 # everyday words only, so the gate's unknown-name rule lets it through; its retrieval is weak
 WEAK = "Who should approve a new system before it goes live?"
 

@@ -46,6 +46,18 @@ def test_message_says_what_is_covered_and_the_closest_sources(index):
     assert "NIST AI 800-4, Challenges to the Monitoring of Deployed AI Systems" in text
 
 
+def test_a_refusal_is_worded_in_the_language_the_answer_is_written_in(index):
+    passages = retrieval(0.5).passages
+    for language, opening, covers_word, closest in (
+            ("German", "Das kann ich aus den NIST-Dokumenten", "Sie behandeln: ", "Nächstliegende Quellen: [1]"),
+            ("French", "Je ne peux pas répondre", "Ils traitent : ", "Sources les plus proches : [1]"),
+            ("Spanish", "No puedo responder", "Tratan: ", "Fuentes más cercanas: [1]")):
+        text = message(passages, "reader_declined", index, language)
+        assert text.startswith(opening) and covers_word in text and closest in text
+        assert "passages found" not in text and all(doc in text for doc in covers(index))  # titles as written
+    assert "(the passages found do not answer it)." in message(passages, "reader_declined", index)
+
+
 def test_a_document_added_to_the_corpus_is_listed_with_no_code_change(tiny_index):
     text = message([], "off topic", tiny_index)
     assert covers(tiny_index) == ["NIST AI 999-9, Guidance on Widget Assurance",
