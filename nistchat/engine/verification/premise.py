@@ -319,7 +319,8 @@ def traced(question: str, passages: list[Passage], trace: Trace, subject: str = 
 
 _CORRECTS = re.compile(r"^\W*(?:no\b|not\b|nope\b|actually\b|in fact\b|contrary\b|that is not|that's not|"
                        r"this is not|it is not|it's not|incorrect\b|false\b)", re.IGNORECASE)
-_CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|correct|true)|indeed\b|"
+# An opening that agrees with the question: a confirmed premise here, a bare "Yes" in verify.py.
+CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|correct|true)|indeed\b|"
                        r"true\b|exactly\b|absolutely\b)", re.IGNORECASE)
 
 
@@ -337,7 +338,7 @@ def opening(answer: str, contradicted: Contradiction) -> str:
     if not sentences:
         return "neither"
     first = sentences[0]
-    if _CONFIRMS.match(first):
+    if CONFIRMS.match(first):
         return "confirms"
     if _CORRECTS.match(first):
         return "corrects"

@@ -288,6 +288,10 @@ def test_a_yes_no_question_answered_in_its_own_words_is_flagged():
     assert v is not None and not v.supported and v.reason == BARE_POLARITY
     assert bare_polarity("Yes, the vendors checked it more than the auditors.",
                          "did the vendors check it more than the auditors?") is not None  # one changed form
+    # any opening that agrees, as the premise check reads one: "Right", "Exactly", "That's correct"
+    for opening in ("Right,", "Exactly,", "That's correct:", "Absolutely,"):
+        assert bare_polarity(f"{opening} the guide makes recommendations on it.",
+                             "does the guide make recommendations on it?") is not None, opening
     # the documents' names an answer spells out are the question's own; a number opens a yes/no question
     assert bare_polarity("Yes, NIST Special Publication 800-218A does cover model hosting.",
                          "does 800-218a cover model hosting?", "NIST.SP.800-218A Secure Software") is not None
