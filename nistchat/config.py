@@ -152,6 +152,8 @@ class VerifySettings:
     mode: str = setting("high", "high: HIGH-risk answers (and weak retrieval) · always · never",
                         choices=("high", "always", "never"))
     weak_retrieval: bool = setting(True, "also verify answers whose retrieval score is under the median answerable one")
+    follow_ups: bool = setting(True, "also verify follow-up answers (a turn resolved against the conversation) and "
+                                     "retry an unsupported one")
     per_sentence: int = setting(2, "passages tried per sentence", minimum=1)
     max_checks: int = setting(10, "verifier calls per answer (each is a model call)", minimum=0)
     doc_chars: int = setting(1800, "passage length sent per check", minimum=100)

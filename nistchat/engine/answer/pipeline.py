@@ -176,7 +176,8 @@ class Pipeline:
         run.weak_retrieval = (self.settings.verify.weak_retrieval and g.score is not None
                               and g.unknown_term_threshold is not None and g.score < g.unknown_term_threshold)
         run.trace.add("verify_policy", 0.0, [{"mode": run.verify_mode, "risk": run.risk.level,
-                                              "weak_retrieval": run.weak_retrieval}])
+                                              "weak_retrieval": run.weak_retrieval,
+                                              "follow_up": run.follow_up_checked}])
         return g
 
     def refusal_gate(self, retrieval: Retrieval) -> refusal.Gate:
@@ -231,6 +232,15 @@ class _Run:
         the sentence), found once, after retrieval: quoted in place of a bare "Yes" and under an
         answer in another language."""
         return premise.settling(self.english or self.question, self.passages, self.searched_for)
+
+    @property
+    def follow_up_checked(self) -> bool:
+        """A follow-up answered from a new search is checked in full and retried when unsupported
+        (`verify.follow_ups`): the reader answers follow-ups worse than first turns, with the
+        evidence in its passages as often (docs/decisions.md, "Follow-ups checked in full"). A
+        rewrite of the previous answer is not: it says again what was checked."""
+        return (self.verify_mode != "never" and self.settings.verify.follow_ups and bool(self.searched_for)
+                and not self.rewrites)
 
     @property
     def strict(self) -> bool:
@@ -400,7 +410,7 @@ class _Run:
             settles = self.settling
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
-        elif not dodge and not (first.verified and self.strict and should_retry(first.verdicts)):
+        elif not dodge and not (first.verified and (self.strict or self.follow_up_checked) and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
         reason = dodge[0] if dodge else f"{failed} of {passed + failed} sentences were not supported by the passages"
@@ -500,7 +510,8 @@ class _Run:
         """Verify the draft (all sentences when the mode says so, else only those with bad citations),
         then repair citations with what verification found."""
         mode, n_passages = self.verify_mode, len(self.passages)
-        wanted = mode == "always" or (mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
+        wanted = mode == "always" or self.follow_up_checked or (
+            mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
         full = not att.dont_know and wanted
         sentences = split_sentences(att.text)
         targets = sentences if full else citations.sentences_with_invalid(att.text, n_passages)

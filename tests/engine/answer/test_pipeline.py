@@ -249,6 +249,27 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
         assert final["answer"] == final["attempts"][better - 1]["answer"]
 
 
+def test_an_unsupported_follow_up_is_checked_in_full_and_retried_unless_set_otherwise(rt, monkeypatch):
+    """A follow-up is answered worse than a first turn, so one searched anew is checked sentence by
+    sentence and retried when unsupported, whatever its risk (`verify.follow_ups`)."""
+    history = [{"role": "user", "content": "what is the AI RMF?"},
+               {"role": "assistant", "content": "A voluntary framework for managing AI risks [1]."}]
+    for follow_ups in (True, False):
+        monkeypatch.setattr(rt.settings.verify, "follow_ups", follow_ups)
+        double = UnsupportedFirstDraftReader(rt.models.real.reader())
+        use_reader(rt, double)
+        events = list(rt.answer("so who is it written for?", history))
+        types, final = [e.type for e in events], events[-1].to_dict()
+        policy = next(s for s in final["trace"]["stages"] if s["name"] == "verify_policy")["items"][0]
+        assert final["searched_for"] and final["risk"] != "HIGH" and policy["follow_up"] is follow_ups
+        if follow_ups:
+            assert types.count("retry") == 1 and len(double.calls) == 2 and final["retried"] is True
+            assert final["attempts"][0]["verified"] is True and final["attempts"][0]["unsupported"] == 3
+        else:  # weak retrieval alone checks the sentences, and never retries
+            assert "retry" not in types and len(double.calls) == 1
+            assert final["verified"] is policy["weak_retrieval"]
+
+
 class CountsOnlyFirstDraftReader(UnsupportedFirstDraftReader):
     """TEST DOUBLE: the first draft counts the list it was asked for and names none of it."""
 
