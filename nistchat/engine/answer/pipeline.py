@@ -410,7 +410,8 @@ class _Run:
             settles = self.settling
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
-        elif not dodge and not (first.verified and (self.strict or self.follow_up_checked) and should_retry(first.verdicts)):
+        elif not dodge and not (first.verified and (self.strict or self.follow_up_checked)
+                                and should_retry(first.verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
         reason = dodge[0] if dodge else f"{failed} of {passed + failed} sentences were not supported by the passages"
