@@ -87,11 +87,13 @@ _ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|
 # A turn whose subject is a pronoun: "so it requires …", "since they list …", "why is it …", "it's …".
 # However many topic words it has, its subject is what the conversation was about; a pronoun
 # that stands for nothing ("is it true that …", "it's possible to …") does not count.
+_AUX = r"(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)"
+# What follows a pronoun that stands for nothing: "it's true …", "is it possible …".
+_STANDS_FOR_NOTHING = (r"(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|necessary|important|fine|enough|likely|"
+                       r"unclear|clear)\b)")
 _PRONOUN_SUBJECT = re.compile(
     r"^(?:(?:so|and|but|since|because|now|then)\b[\s,]*)*(?:(?:why|how|when|where)\s+)?"
-    r"(?:(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+)?"
-    r"(?:it|they|this|that|these|those|its|their)\b(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|"
-    r"necessary|important|fine|enough|likely|unclear|clear)\b)", re.IGNORECASE)
+    rf"(?:{_AUX}\s+)?(?:it|they|this|that|these|those|its|their)\b{_STANDS_FOR_NOTHING}", re.IGNORECASE)
 # What a turn says that points back at what the conversation was about, wherever it stands in the
 # turn: "it" or "they" as the subject ("which audits would it suggest for sprockets", "the gadget
 # it cites"), "in it", "under this heading", "those gadgets", "that way", and "there" at the end
@@ -99,9 +101,7 @@ _PRONOUN_SUBJECT = re.compile(
 # the turn may stand for a noun of the turn itself ("what is a sprocket, and why is it used"): that
 # does not count; neither does "is it true that …".
 _ASKS_OF_IT = (r"^(?:and\s+)?(?:(?!\band\b)[^,;])*?\b(?:it\s+(?!is\b|was\b|has\b)[a-z]+s\b|"
-               r"(?:does|do|did|can|could|will|would|should|is|are|was|were|has|have)\s+(?:it|they)\b"
-               r"(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|necessary|important|fine|enough|likely|unclear|"
-               r"clear)\b))")
+               rf"{_AUX}\s+(?:it|they)\b{_STANDS_FOR_NOTHING})")
 _POINTS_BACK = (r"\b(?:in|inside|within|from|of|under)\s+(?:it|them|there|that one|this one)\b|"
                 r"\b(?:in|inside|within|from|of|under|per|about|by)\s+(?:that|this)\s+[a-z]|"
                 r"\b(?:those|these)\b|\bthat\s+way\b|\bthere\s*[?.!]*$")

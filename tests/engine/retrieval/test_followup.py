@@ -228,7 +228,7 @@ def test_a_turn_whose_subject_is_a_pronoun_leans_on_the_document_discussed():
 
 def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
     """"would it suggest", "in it", "there": the pronoun is where to look, however many words the turn
-    names of its own (up to six); a pronoun after "and" stands for the turn's own noun."""
+    names of its own (up to eight); a pronoun after "and" stands for the turn's own noun."""
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
     for turn in ("which sprocket audits would it suggest for gadget widgets", "which widget examples are described in it",
                  "how many sprockets were there?", "whats gadget drift there"):
