@@ -319,9 +319,10 @@ def traced(question: str, passages: list[Passage], trace: Trace, subject: str = 
 
 _CORRECTS = re.compile(r"^\W*(?:no\b|not\b|nope\b|actually\b|in fact\b|contrary\b|that is not|that's not|"
                        r"this is not|it is not|it's not|incorrect\b|false\b)", re.IGNORECASE)
-# An opening that agrees with the question: a confirmed premise here, a bare "Yes" in verify.py.
-CONFIRMS = re.compile(r"^\W*(?:yes\b|yeah\b|correct\b|right\b|that'?s (?:right|correct|true)|indeed\b|"
-                       r"true\b|exactly\b|absolutely\b)", re.IGNORECASE)
+# An opening that agrees with the question: a confirmed premise here, a bare "Yes" in verify.py
+# (whose check also counts these words as the question's own).
+AGREEING_WORDS = ("yes", "yeah", "correct", "right", "indeed", "true", "exactly", "absolutely")
+CONFIRMS = re.compile(rf"^\W*(?:(?:{'|'.join(AGREEING_WORDS)})\b|that'?s (?:right|correct|true))", re.IGNORECASE)
 
 
 def reader_part(answer: str, premise: PremiseCheck) -> str:

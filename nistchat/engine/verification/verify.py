@@ -16,7 +16,7 @@ from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import CONFIRMS, DOCUMENT_WORDS, stem
+from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, stem
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -242,7 +242,6 @@ def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict 
 
 
 BARE_POLARITY = "the answer says yes in the question's own words, with nothing from the passages"
-_POLARITY_WORDS = frozenset("yes yeah indeed correct true right exactly absolutely".split())
 
 
 def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None:
@@ -256,7 +255,7 @@ def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None
     sentences = split_sentences(answer or "")
     if not asks_yes_no(question) or len(sentences) != 1 or not CONFIRMS.match(sentences[0]):
         return None
-    known = {stem(w) for w in _content_words(f"{question} {names}") | _FILLER | _POLARITY_WORDS} | DOCUMENT_WORDS
+    known = {stem(w) for w in _content_words(f"{question} {names}") | _FILLER | set(AGREEING_WORDS)} | DOCUMENT_WORDS
     own = {stem(w) for w in _content_words(claim_text(sentences[0]))} - known
     return Verdict(sentences[0].strip(), False, None, BARE_POLARITY) if len(own) <= 1 else None
 
