@@ -1,4 +1,5 @@
-"""The language an answer should be written in: the question's own, or the one it asks for.
+"""The language an answer should be written in: the question's own, or the one it asks for; and
+the words the project itself says in each (the source line under an answer, a refusal).
 
 Why: the passages are English, so a small reader answers a Spanish, German or French question in
 English unless told otherwise. A request for a language ("auf deutsch", "in English please")
@@ -15,6 +16,30 @@ from ..verification.premise import quote
 SOURCE_LINE = {"German": 'Quelle (englisches Original): "{quote}" [{n}]',
                "Spanish": 'Fuente (original en inglés): "{quote}" [{n}]',
                "French": 'Source (original en anglais) : "{quote}" [{n}]'}
+
+# A refusal's words in each language an answer is written in ('' is English; answer/refusal.py):
+# asked in Spanish, a person is told in Spanish why there is no answer. Document titles and
+# section names stay as the documents write them.
+WORDING = {
+    "": {"opening": "I can't answer that from the NIST documents I have", "covers": "They cover:",
+         "closest": "Closest sources:", "off_topic": "the question looks outside what they cover",
+         "reader_declined": "the passages found do not answer it",
+         "unsupported": "nothing in the drafted answer could be checked against the passages"},
+    "German": {"opening": "Das kann ich aus den NIST-Dokumenten, die mir vorliegen, nicht beantworten",
+               "covers": "Sie behandeln:", "closest": "Nächstliegende Quellen:",
+               "off_topic": "die Frage scheint außerhalb dessen zu liegen, was sie behandeln",
+               "reader_declined": "die gefundenen Textstellen beantworten sie nicht",
+               "unsupported": "nichts in der entworfenen Antwort ließ sich an den Textstellen prüfen"},
+    "Spanish": {"opening": "No puedo responder a eso con los documentos del NIST que tengo", "covers": "Tratan:",
+                "closest": "Fuentes más cercanas:", "off_topic": "la pregunta parece quedar fuera de lo que tratan",
+                "reader_declined": "los pasajes encontrados no la responden",
+                "unsupported": "nada de la respuesta redactada pudo comprobarse con los pasajes"},
+    "French": {"opening": "Je ne peux pas répondre à cela à partir des documents du NIST dont je dispose",
+               "covers": "Ils traitent :", "closest": "Sources les plus proches :",
+               "off_topic": "la question semble sortir de ce qu'ils traitent",
+               "reader_declined": "les passages trouvés n'y répondent pas",
+               "unsupported": "rien dans la réponse rédigée n'a pu être vérifié dans les passages"},
+}
 
 
 def answer_language(question: str) -> str:

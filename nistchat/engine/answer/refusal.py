@@ -17,6 +17,7 @@ from ..retrieval.query import framework_ids
 from ..retrieval.translate import typed_language
 from ..text import identifier_regex
 from ..types import Passage, Retrieval
+from .language import WORDING
 
 # Pre-generation gate, two rules; scripts/calibrate_refusal.py derives both thresholds on the dev
 # set, never picked by feel (re-run it after changing the embedder, the chunking or the dev set;
@@ -198,31 +199,6 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
 def covers(index) -> list[str]:
     """What the corpus covers, one label per indexed document (catalog.documents), in index order."""
     return [doc.label for doc in documents(index)]
-
-
-# A refusal's words in each language an answer is written in (answer/language.py; '' is English):
-# asked in Spanish, a person is told in Spanish why there is no answer. Document titles and
-# section names stay as the documents write them.
-WORDING = {
-    "": {"opening": "I can't answer that from the NIST documents I have", "covers": "They cover:",
-         "closest": "Closest sources:", "off_topic": "the question looks outside what they cover",
-         "reader_declined": "the passages found do not answer it",
-         "unsupported": "nothing in the drafted answer could be checked against the passages"},
-    "German": {"opening": "Das kann ich aus den NIST-Dokumenten, die mir vorliegen, nicht beantworten",
-               "covers": "Sie behandeln:", "closest": "Nächstliegende Quellen:",
-               "off_topic": "die Frage scheint außerhalb dessen zu liegen, was sie behandeln",
-               "reader_declined": "die gefundenen Textstellen beantworten sie nicht",
-               "unsupported": "nichts in der entworfenen Antwort ließ sich an den Textstellen prüfen"},
-    "Spanish": {"opening": "No puedo responder a eso con los documentos del NIST que tengo", "covers": "Tratan:",
-                "closest": "Fuentes más cercanas:", "off_topic": "la pregunta parece quedar fuera de lo que tratan",
-                "reader_declined": "los pasajes encontrados no la responden",
-                "unsupported": "nada de la respuesta redactada pudo comprobarse con los pasajes"},
-    "French": {"opening": "Je ne peux pas répondre à cela à partir des documents du NIST dont je dispose",
-               "covers": "Ils traitent :", "closest": "Sources les plus proches :",
-               "off_topic": "la question semble sortir de ce qu'ils traitent",
-               "reader_declined": "les passages trouvés n'y répondent pas",
-               "unsupported": "rien dans la réponse rédigée n'a pu être vérifié dans les passages"},
-}
 
 
 def message(passages: list[Passage], reason: str = "", index=None, language: str = "") -> str:
