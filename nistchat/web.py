@@ -10,7 +10,7 @@ from flask import Flask, current_app, get_template_attribute, jsonify, render_te
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
-from .engine import LIST_RETRY, POLAR_RETRY
+from .engine import DENIED_RETRY, LIST_RETRY, POLAR_RETRY
 from .engine.text import split_sentences
 
 
@@ -82,7 +82,8 @@ def seconds(ms) -> str:
 def retry_note(reason: str | None, stored: bool = False) -> str:
     """What the page says of a rewritten answer, live (`stored` False) or under the stored one:
     the retry naming the items of a list the first draft only counted, the one quoting what settles
-    a yes/no question the first draft only answered "Yes" to, or the citation-forced one."""
+    a yes/no question the first draft only answered "Yes" to (or "Yes" against a source that says
+    no), or the citation-forced one."""
     if reason == LIST_RETRY:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
                 else "The first draft only counted the items, so the answer is being rewritten to name each one.")
@@ -90,6 +91,9 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
         return ("The first draft only said yes, so this answer was rewritten to quote the source that settles it."
                 if stored else "The first draft only said yes, so the answer is being rewritten to quote the source "
                                "that settles it.")
+    if reason == DENIED_RETRY:
+        return ("The first draft said yes where the source says no, so this answer was rewritten to quote it." if stored
+                else "The first draft said yes where the source says no, so the answer is being rewritten to quote it.")
     if stored:
         return "The first draft was not well supported, so this answer was rewritten from exact source sentences."
     return ("Most sentences of the first draft were not supported by the sources, so the answer is being rewritten "

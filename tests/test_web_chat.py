@@ -376,7 +376,7 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     """The list retry, the quote retry and the citation-forced one are told apart, live and under the stored answer."""
     from flask import render_template
 
-    from nistchat.engine import LIST_RETRY, POLAR_RETRY
+    from nistchat.engine import DENIED_RETRY, LIST_RETRY, POLAR_RETRY
 
     unsupported = "3 of 4 sentences were not supported by the passages"
     with client.application.test_request_context():
@@ -388,3 +388,6 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     assert "rewritten from exact source sentences" in retry_note(unsupported, stored=True)
     assert "only said yes, so this answer was rewritten to quote" in retry_note(POLAR_RETRY, stored=True)
     assert "only said yes, so the answer is being rewritten" in retry_note(POLAR_RETRY)
+    assert "said yes where the source says no, so this answer was rewritten to quote it" in retry_note(
+        DENIED_RETRY, stored=True)
+    assert "said yes where the source says no, so the answer is being rewritten" in retry_note(DENIED_RETRY)

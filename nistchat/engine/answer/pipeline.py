@@ -27,10 +27,10 @@ from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
 from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
-from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, bare_polarity, count_mismatch,
+from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity, count_mismatch,
                                    counted_not_listed, restates_question,
                                    says_dont_know, should_retry,
-                                   support_counts, support_score, ungrounded_verdicts, verify_sentences)
+                                   support_counts, support_score, ungrounded_verdicts, verify_sentences, yes_against_no)
 from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
@@ -43,10 +43,12 @@ log = logging.getLogger(__name__)
 LIST_DISCLAIMER = "This list may be incomplete — check the source document."
 LIST_RETRY = "the answer counted the items without naming them"  # the retry's reason; the page words it its own way
 POLAR_RETRY = "the answer said yes and nothing the passages say"
+DENIED_RETRY = "the answer said yes where its source says no"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call). An attempt that dodges
 # loses to one that does not (`_choose`).
-_DODGES = {COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION), BARE_POLARITY: (POLAR_RETRY, None)}
+_DODGES = {COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION), BARE_POLARITY: (POLAR_RETRY, None),
+           YES_AGAINST_NO: (DENIED_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -401,7 +403,8 @@ class _Run:
 
     def retry(self, first: Attempt, reader: Reader, attempts: list[Attempt]) -> Iterator[Event]:
         """The second attempt: asked for the items when the first only counted them, the sentence
-        that settles a yes/no question quoted when the first only said "Yes", else citation-forced
+        that settles a yes/no question quoted when the first only said "Yes" (or "Yes" where that
+        sentence says no), else citation-forced
         when a checked first one has unsupported sentences; returns it (None when not needed or
         when it failed)."""
         dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
@@ -547,7 +550,9 @@ class _Run:
                                                                                  answer_items(written))
         bare = None if att.dont_know or self.rewrites else bare_polarity(
             written, self.ask or self.question, " ".join(f"{p.doc} {p.title}" for p in self.passages))
-        for dodged in (counted, bare):  # flagged beside the sentence's own verdict, as a list of the wrong length is
+        denied = None if att.dont_know or self.rewrites or bare or self.settling is None else yes_against_no(
+            written, self.ask or self.question, self.settling[1])
+        for dodged in (counted, bare, denied):  # flagged beside the sentence's own verdict, as a list of the wrong length is
             if dodged is not None:
                 att.verdicts.append(dodged)
                 yield Checked(dodged, att.n)

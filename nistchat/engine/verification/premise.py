@@ -190,6 +190,13 @@ def _negated_scope(sentence: str) -> list[str]:
     return scopes
 
 
+def denies(question: str, sentence: str) -> bool:
+    """The sentence negates, within a clause, a word the question asks about ("there is no agreed
+    method …" against "is there an agreed method …"): what makes a "Yes" to the question wrong."""
+    asked = stems(question, _QUESTION_NOISE) - DOCUMENT_WORDS
+    return any(asked & stems(scope) for scope in _negated_scope(sentence))
+
+
 def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2,
                   subject: str = "") -> Contradiction | None:
     """The passage sentence that best contradicts a positive premise, or None.

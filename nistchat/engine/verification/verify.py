@@ -16,7 +16,7 @@ from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, stem
+from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, stem
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -244,6 +244,11 @@ def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict 
 BARE_POLARITY = "the answer says yes in the question's own words, with nothing from the passages"
 
 
+def _stated(answer: str) -> list[str]:
+    """The answer's sentences that say something: a stray "(2)" a reader writes for a citation is none."""
+    return [s for s in split_sentences(answer or "") if re.search(r"[A-Za-z]", s)]
+
+
 def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None:
     """A yes/no question answered by one sentence that opens with Yes and restates the question
     ("Yes, the guide makes recommendations on it."): a small reader's reflex, which says nothing
@@ -252,12 +257,29 @@ def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None
     one word of its own beyond the question's and the documents' names (`names`, and the words
     naming any document: an answer spells them out) is allowed, for a changed form ("checked" for
     "check"); words are compared by their first six letters. Flagged on the sentence, no model call."""
-    sentences = split_sentences(answer or "")
+    sentences = _stated(answer)
     if not asks_yes_no(question) or len(sentences) != 1 or not CONFIRMS.match(sentences[0]):
         return None
     known = {stem(w) for w in _content_words(f"{question} {names}") | _FILLER | set(AGREEING_WORDS)} | DOCUMENT_WORDS
     own = {stem(w) for w in _content_words(claim_text(sentences[0]))} - known
     return Verdict(sentences[0].strip(), False, None, BARE_POLARITY) if len(own) <= 1 else None
+
+
+YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"
+
+
+def yes_against_no(answer: str, question: str, settles: str) -> Verdict | None:
+    """A yes/no question answered "Yes, …" where `settles`, the passage sentence the question turns
+    on (`premise.settling`), negates what it asks ("Yes, there is an agreed method" against "there
+    is no agreed method"): a small reader's reflex that the sentence-by-sentence judge, when it
+    runs at all, lets pass. Not when the question or the answer's opening negates itself ("is
+    there no …?"). Flagged on the opening sentence, no model call."""
+    sentences = _stated(answer)
+    if not settles or not sentences or not asks_yes_no(question) or not CONFIRMS.match(sentences[0]):
+        return None
+    if NEGATION.search(question) or NEGATION.search(sentences[0]) or not denies(question, settles):
+        return None
+    return Verdict(sentences[0].strip(), False, None, YES_AGAINST_NO)
 
 
 QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
-from nistchat.engine.answer.pipeline import LIST_DISCLAIMER, POLAR_RETRY, Pipeline
+from nistchat.engine.answer.pipeline import DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION
-from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED
+from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -330,6 +330,27 @@ def test_a_first_draft_that_only_says_yes_is_replaced_by_the_sentence_that_settl
     assert quoted.group(1) in " ".join(passage.split())
     assert "one-size-fits-all" in quoted.group(1).lower()
 
+
+
+class DeniedYesFirstDraftReader(UnsupportedFirstDraftReader):
+    """TEST DOUBLE: the first draft says "Yes", in words of its own, where the corpus says no."""
+
+    DRAFT = "Yes, a GAI system that passes standardized tests such as licensing exams is shown to be reliable there [1]."
+
+
+def test_a_first_draft_that_says_yes_where_the_source_says_no_is_replaced_by_that_sentence(rt):
+    double = DeniedYesFirstDraftReader(rt.models.real.reader())
+    events, types, final = retried_once(
+        rt, double, "does doing well on professional licensing exams guarantee that a GAI system is valid there?")
+    assert events[types.index("retry")].to_dict()["reason"] == DENIED_RETRY
+    assert len(double.calls) == 1  # the quote costs no reader call
+    reasons = [v.get("reason") for v in final["attempts"][0]["sentences"]]
+    assert YES_AGAINST_NO in reasons and BARE_POLARITY not in reasons
+    assert final["chosen_attempt"] == 2 and not final["refused"]
+    quoted = re.fullmatch(r'The sources say: "(.+)" \[(\d)\]', final["answer"])
+    assert quoted, final["answer"]
+    assert quoted.group(1) in " ".join(final["sources"][int(quoted.group(2)) - 1]["text"].split())
+    assert "does not guarantee" in quoted.group(1)
 
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
     use_reader(rt, ScriptedReader(BAD_CITATION, "cites a passage never shown"))

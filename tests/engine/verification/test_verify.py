@@ -6,9 +6,9 @@ from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
 from nistchat.engine.retrieval.followup import answer_items
-from nistchat.engine.verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, bare_polarity, candidate_passages, citations, claim_text,
+from nistchat.engine.verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity, candidate_passages, citations, claim_text,
                                     count_mismatch, counted_not_listed, is_checkable, says_dont_know, should_retry, support_score,
-                                    verify_sentences)
+                                    verify_sentences, yes_against_no)
 
 
 def P(text, section="Sec"):
@@ -288,6 +288,8 @@ def test_a_yes_no_question_answered_in_its_own_words_is_flagged():
     assert v is not None and not v.supported and v.reason == BARE_POLARITY
     assert bare_polarity("Yes, the vendors checked it more than the auditors.",
                          "did the vendors check it more than the auditors?") is not None  # one changed form
+    assert bare_polarity("Yes, the guide makes recommendations on it. (1)",
+                         "does the guide make recommendations on it?") is not None  # "(1)" is a citation, not a sentence
     # any opening that agrees, as the premise check reads one: "Right", "Exactly", "That's correct"
     for opening in ("Right,", "Exactly,", "That's correct:", "Absolutely,"):
         assert bare_polarity(f"{opening} the guide makes recommendations on it.",
@@ -302,6 +304,27 @@ def test_a_yes_no_question_answered_in_its_own_words_is_flagged():
     assert bare_polarity("Yes, the report covers it. It lists drift.", "does the report cover it") is None
     assert bare_polarity("The report covers drift.", "what does the report cover") is None
     assert bare_polarity("Yes, it covers drift and bias.", "what does the report cover") is None
+
+
+def test_a_yes_against_the_sentence_that_says_no_is_flagged():
+    """"Yes, there is a standard way …" where the sentence the question turns on says there is
+    none: the reader's yes reflex, in words of its own, so the bare-yes check cannot see it."""
+    asked = "is there a standard way to calibrate sprockets?"
+    denied = "Currently there is no standard way to calibrate sprockets across vendors."
+    v = yes_against_no("Yes, there is a standard way to calibrate sprockets for every vendor [1].", asked, denied)
+    assert v is not None and not v.supported and v.reason == YES_AGAINST_NO
+    assert v.text.startswith("Yes, there is a standard way")
+    assert yes_against_no("Right, vendors share one calibration method. It is yearly.", asked,
+                          "Sprockets are not calibrated in a standard way.") is not None  # "not" over the asked words
+    # the sentence agrees; its negation is about other words; the question or the answer negates
+    # itself; the answer says no; the question is not yes/no; no sentence settles it: not flagged
+    assert yes_against_no("Yes, there is one.", asked, "Sprockets are calibrated in a standard way.") is None
+    assert yes_against_no("Yes, there is one.", asked, "Sprockets are calibrated yearly; no gadget is.") is None
+    assert yes_against_no("Yes, there is none.", "is there no standard way to calibrate sprockets?", denied) is None
+    assert yes_against_no("Yes, but it is not standard.", asked, denied) is None
+    assert yes_against_no("No, there is no standard way.", asked, denied) is None
+    assert yes_against_no("Yes, vendors do it yearly.", "how are sprockets calibrated?", denied) is None
+    assert yes_against_no("Yes, there is one.", asked, "") is None
 
 
 def counted(answer: str, question: str):
