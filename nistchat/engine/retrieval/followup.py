@@ -96,12 +96,14 @@ _PRONOUN_SUBJECT = re.compile(
     rf"(?:{_AUX}\s+)?(?:it|they|this|that|these|those|its|their)\b{_STANDS_FOR_NOTHING}", re.IGNORECASE)
 # What a turn says that points back at what the conversation was about, wherever it stands in the
 # turn: "it" or "they" as the subject ("which audits would it suggest for sprockets", "the gadget
-# it cites"), "in it", "under this heading", "those gadgets", "that way", and "there" at the end
-# ("whats sprocket drift there", "how many were there?"). A pronoun after an "and" or a comma inside
-# the turn may stand for a noun of the turn itself ("what is a sprocket, and why is it used"): that
-# does not count; neither does "is it true that …".
+# it cites"), "it" as the turn's last word ("so calibrating stops it, right"), "in it", "under this
+# heading", "those gadgets", "that way", and "there" at the end ("whats sprocket drift there", "how
+# many were there?"). A pronoun after an "and" or a comma inside the turn may stand for a noun of
+# the turn itself ("what is a sprocket, and why is it used"): that does not count; neither does "is
+# it true that …".
 _ASKS_OF_IT = (r"^(?:and\s+)?(?:(?!\band\b)[^,;])*?\b(?:it\s+(?!is\b|was\b|has\b)[a-z]+s\b|"
-               rf"{_AUX}\s+(?:it|they)\b{_STANDS_FOR_NOTHING})")
+               rf"{_AUX}\s+(?:it|they)\b{_STANDS_FOR_NOTHING}|"
+               r"it\s*(?:,\s*(?:right|correct|then|too)\s*)?[?.!]*$)")
 _POINTS_BACK = (r"\b(?:in|inside|within|from|of|under)\s+(?:it|them|there|that one|this one)\b|"
                 r"\b(?:in|inside|within|from|of|under|per|about|by)\s+(?:that|this)\s+[a-z]|"
                 r"\b(?:those|these)\b|\bthat\s+way\b|\bthere\s*[?.!]*$")

@@ -16,7 +16,7 @@ from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, stem
+from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -63,8 +63,9 @@ _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|sh
 
 
 def asks_yes_no(question: str) -> bool:
-    """The question asks yes or no: the one test the checks below share."""
-    return bool(question and _YES_NO.match(question))
+    """The question asks yes or no ("does X …?", or a statement tagged "X, right?"): the one test
+    the checks below share."""
+    return bool(question and (_YES_NO.match(question) or any(p.form == "tag" for p in presuppositions(question))))
 
 
 # Words a draft adds around an echo without saying anything ("... is the answer given in the context").

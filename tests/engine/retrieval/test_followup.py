@@ -227,15 +227,17 @@ def test_a_turn_whose_subject_is_a_pronoun_leans_on_the_document_discussed():
 
 
 def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
-    """"would it suggest", "in it", "there": the pronoun is where to look, however many words the turn
-    names of its own (up to eight); a pronoun after "and" stands for the turn's own noun."""
+    """"would it suggest", "in it", "there", "it" as the last word: the pronoun is where to look,
+    however many words the turn names of its own (up to eight); a pronoun after "and" stands for
+    the turn's own noun."""
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
     for turn in ("which sprocket audits would it suggest for gadget widgets", "which widget examples are described in it",
-                 "how many sprockets were there?", "whats gadget drift there"):
+                 "how many sprockets were there?", "whats gadget drift there", "so if we oil the sprockets that stops it, right",
+                 "do gadget widgets cause it?"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "follow_up" and r.scope == (AML,), turn
         assert r.question == f"what does the AML taxonomy say about evasion attacks? {turn}"
-    for turn in ("what is a gadget sprocket and why is it used in widget audits",
+    for turn in ("what is a gadget sprocket and why is it used in widget audits", "what are gadget sprockets and which widget audits check it",
                  "is it true that sprockets always need gadget widgets"):
         assert resolve(turn, history, CATALOG).kind == "standalone", turn
 

@@ -15,6 +15,8 @@ from nistchat.engine.types import Passage
      "the GenAI profile makes red-teaming a legal requirement"),
     ("The SSDF profile replaces SP 800-218, correct? which one do we follow", "tag",
      "The SSDF profile replaces SP 800-218"),
+    ("so the sprocket guide makes oiling mandatory, right", "tag", "the sprocket guide makes oiling mandatory"),
+    ("gadgets need a yearly audit, correct.", "tag", "gadgets need a yearly audit"),
     ("is it true that the monitoring report ranks vendors?", "is_it_true", "the monitoring report ranks vendors"),
     ("why is the critical infrastructure profile already final, and when was it published?", "why",
      "the critical infrastructure profile already final"),
@@ -32,6 +34,8 @@ def test_each_form_of_question_yields_the_claim_it_takes_for_granted(question, f
     "which attacks does the adversarial ML report cover for generative AI",
     "list the GenAI profile's twelve risks",
     "can you explain evasion vs poisoning",
+    "the gadget list in one line, ok",  # without a question mark, "ok" and "no" end requests
+    "sprocket audits as a table, no bullets",
 ])
 def test_an_ordinary_question_takes_nothing_for_granted(question):
     assert presuppositions(question) == []
