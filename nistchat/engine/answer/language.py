@@ -50,6 +50,12 @@ def answer_language(question: str) -> str:
     return typed_language(question)
 
 
+def asks_for_english(question: str) -> bool:
+    """The question asks in words for an English answer ("auf englisch bitte", "same in english"):
+    the reader is told so, as a turn before may have been answered in another language."""
+    return asked_language(question) == "English"
+
+
 def source_line(language: str, number: int, sentence: str) -> str:
     """The English sentence quoted under an answer in `language`, cited as passage `number`."""
     return SOURCE_LINE[language].format(quote=quote(sentence), n=number)

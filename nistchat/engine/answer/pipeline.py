@@ -439,7 +439,9 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool, instruction: str = RETRY_INSTRUCTION) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        messages = att.messages = build_messages(self.ask or self.question, self.passages, self.history,
+        # a rewrite's ask carries the answer it rewrites: the conversation window would only repeat it
+        history = None if self.rewrites and self.ask else self.history
+        messages = att.messages = build_messages(self.ask or self.question, self.passages, history,
                                                  retry=retry, history_chars=self.opts.history_chars,
                                                  typed=self.question, instruction=instruction)
         att.prompt_tokens = _prompt_tokens(reader, messages)

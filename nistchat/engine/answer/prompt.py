@@ -12,7 +12,7 @@ The prompt is kept short on purpose: on a CPU the prompt is most of the time to 
 from __future__ import annotations
 
 from ..text import count_tokens, neutralise, unlabel
-from .language import answer_language
+from .language import answer_language, asks_for_english
 from ..types import Passage
 
 SYSTEM_PROMPT = (
@@ -33,6 +33,7 @@ LIST_INSTRUCTION = (
 )
 
 ANSWER_IN = "Answer in {language}, translating from the English context."
+ANSWER_IN_ENGLISH = "Answer in English."
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
 
@@ -94,7 +95,9 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
         parts.append(instruction)
     parts.append(QUESTION_FOLLOWS)
     language = answer_language(typed or question)  # the passages are English: say which language to answer in
-    ask = f"Question: {neutralise(question.strip())}" + (f"\n{ANSWER_IN.format(language=language)}" if language else "")
+    told = ANSWER_IN.format(language=language) if language else \
+        ANSWER_IN_ENGLISH if asks_for_english(typed or question) else ""
+    ask = f"Question: {neutralise(question.strip())}" + (f"\n{told}" if told else "")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": "\n\n".join(parts)},
             {"role": "user", "content": ask}]

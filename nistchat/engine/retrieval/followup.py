@@ -116,6 +116,10 @@ ANAPHOR_MAX_CONTENT_WORDS = 8
 # from the passage on the turn's own words (docs/decisions.md, "A follow-up reads the section it
 # names first").
 ELLIPSIS_ASK = "What do the passages say about {focus}, in the context of: {frame}?"
+# What the reader is asked for a turn that acts on the previous answer: that answer itself, to
+# rewrite. Told "rewrite your previous answer to \"<question>\"", a small reader rewrote the question
+# in 3 of 11 dev and dev2 turns (docs/decisions.md, "The answer itself to rewrite").
+REWRITE_ASK = "Rewrite this answer as asked ({request}):\n\n{answer}"
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 # A prose sentence's words before its list: an opening that names nothing ("However, …", "In
@@ -392,8 +396,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     base = previous.question
 
     if _acts_on_previous(text) and last.sources:
-        # a small reader asked "briefer please" alone answers "Please": it is told what to rewrite
-        ask = f'Rewrite your previous answer to "{base}" as asked: {text}' if answered else ""
+        # a small reader asked "briefer please" alone answers "Please": it is given what to rewrite
+        ask = REWRITE_ASK.format(request=text, answer=last.answer.strip()) if answered else ""
         return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
                           "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask)
 

@@ -458,15 +458,28 @@ def test_a_document_choice_the_index_lacks_is_a_bad_input_error_before_the_reade
     assert "Known: NIST.AI.999-9, NIST.AI.CI-Profile-Concept-Note" in events[0].failure.message
 
 
+class RecordingReader:
+    """TEST DOUBLE: the real reader, recording the messages of each call."""
+
+    def __init__(self, real):
+        self.real, self.name, self.calls = real, real.name, []
+
+    def stream(self, messages, **kwargs):
+        self.calls.append(messages)
+        yield from self.real.stream(messages, **kwargs)
+
+
 def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked_against_them(rt):
     """"briefer please" after an answer: no new search (the previous answer's passages come back as
-    the sources), the gate lets it through, the real reader writes from them, and the final event
-    says what was searched for."""
+    the sources), the gate lets it through, the real reader writes from them, given the answer to
+    rewrite rather than the conversation window, and the final event says what was searched for."""
     first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
     sources = [{**p.to_dict(), "cited": True} for p in first.passages]
     history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
                {"role": "assistant", "content": "Confabulation is confidently stated but false content [1].",
                 "sources": sources}]
+    reader = RecordingReader(rt.models.real.reader())
+    use_reader(rt, reader)
     events = list(rt.answer("briefer please", history))
     shown = next(e for e in events if e.type == "sources").to_dict()
     assert [p["id"] for p in shown["passages"]] == [p.id for p in first.passages][:len(shown["passages"])]
@@ -476,7 +489,11 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     assert final["searched_for"] == shown["searched_for"] and final["answer"].strip()
     query = next(s for s in final["trace"]["stages"] if s["name"] == "query")["items"][0]
     assert query["kind"] == "acts_on_previous" and not any(s["name"] == "dense" for s in final["trace"]["stages"])
-    assert query["reader_question"].startswith('Rewrite your previous answer to "how does the GAI profile')
+    assert query["reader_question"] == ("Rewrite this answer as asked (briefer please):\n\n"
+                                        "Confabulation is confidently stated but false content [1].")
+    context, asked = reader.calls[0][1]["content"], reader.calls[0][2]["content"]
+    assert "Confabulation is confidently stated but false content (1)." in asked  # the old [1] neutralised
+    assert "<conversation>" not in context
 
 
 class RecordingJudge:

@@ -108,6 +108,9 @@ def test_a_question_in_another_language_is_answered_in_it_and_a_language_asked_f
     spanish = build_messages("¿qué dice el perfil sobre la privacidad de los datos?", [P(1)])[2]["content"]
     assert spanish.endswith("\nAnswer in Spanish, translating from the English context.")
     assert "Answer in" not in build_messages("What does GOVERN 1.2 say?", [P(1)])[2]["content"]
+    # English asked for in words is said, as the turn before may have been answered in another language
+    for asked_english in ("ok in english please: was ist GOVERN?", "same in english, short pls"):
+        assert build_messages(asked_english, [P(1)])[2]["content"].endswith("\nAnswer in English."), asked_english
     # a follow-up the reader is asked in English (resolved) is still answered in the language typed
     asked = build_messages('y el otro? (the earlier question: "what does the profile say about data privacy")',
                            [P(1)], typed="y el otro?")[2]["content"]

@@ -284,7 +284,7 @@ def test_acting_on_the_previous_answer_reuses_its_passages():
         r = resolve(turn, history, CATALOG)
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
         assert r.question == "how does the GAI profile describe confabulation?"
-        assert r.ask == f'Rewrite your previous answer to "{r.question}" as asked: {turn}'  # what the reader is told
+        assert r.ask == f"Rewrite this answer as asked ({turn}):\n\nConfabulation is false content."  # the reader's task
     assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
     assert resolve("what short-term risks come with sprockets?", history, CATALOG).kind != "acts_on_previous"
     # plain role/content history (no sources): searched as a follow-up instead
