@@ -118,7 +118,7 @@ ANAPHOR_MAX_CONTENT_WORDS = 8
 ELLIPSIS_ASK = "What do the passages say about {focus}, in the context of: {frame}?"
 # What the reader is asked for a turn that acts on the previous answer: that answer itself, to
 # rewrite. Told "rewrite your previous answer to \"<question>\"", a small reader rewrote the question
-# in 3 of 11 dev and dev2 turns (docs/decisions.md, "The answer itself to rewrite").
+# in 3 of 11 dev and dev2 turns (docs/decisions.md, "… the answer itself to rewrite").
 REWRITE_ASK = "Rewrite this answer as asked ({request}):\n\n{answer}"
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
