@@ -23,12 +23,13 @@ from ..vocabulary import CLAIM_STOPWORDS
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 # A statement with a tag asking for agreement: "X, right?", "X, correct?", "X, yeah?"
-_TAG_WORDS = (r"(?:right|correct|yeah|yes|true|no|ok|isn'?t (?:it|that so)|aren'?t (?:they|we)|don'?t (?:we|they)|"
-              r"doesn'?t (?:it|he|she)|is that (?:right|correct|true)|am i right|innit)")
-# "X, right?", and "X, right" as people type it in a chat, without the question mark (not "X, no"
-# or "X, ok", which end requests as often: "a list, no bullets", "in one line, ok")
-_TAG = re.compile(rf"^(?P<claim>.+?)(?:[\s,;:-]+{_TAG_WORDS}\s*\?+|\s*,\s*(?:right|correct|yeah|true|innit|"
-                  r"am i right|is that (?:right|correct|true))\s*[.!]*)\s*$", re.IGNORECASE)
+# The tags that ask even without a question mark, as people type in a chat ("X, right"); not "no"
+# or "ok", which end requests as often ("a list, no bullets", "in one line, ok").
+_TAG_UNMARKED = r"(?:right|correct|yeah|true|innit|am i right|is that (?:right|correct|true))"
+_TAG_WORDS = (rf"(?:{_TAG_UNMARKED}|yes|no|ok|isn'?t (?:it|that so)|aren'?t (?:they|we)|don'?t (?:we|they)|"
+              r"doesn'?t (?:it|he|she))")
+_TAG = re.compile(rf"^(?P<claim>.+?)(?:[\s,;:-]+{_TAG_WORDS}\s*\?+|\s*,\s*{_TAG_UNMARKED}\s*[.!]*)\s*$",
+                  re.IGNORECASE)
 # "is it true (that) X?", "isn't it the case that X?"
 _IS_IT_TRUE = re.compile(r"^(?:is it (?:true|the case|correct|right)|isn'?t it (?:true|the case))\s+(?:that\s+)?"
                          r"(?P<claim>.+?)\s*\?*\s*$", re.IGNORECASE)
