@@ -376,7 +376,7 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     """The list retry, the quote retry and the citation-forced one are told apart, live and under the stored answer."""
     from flask import render_template
 
-    from nistchat.engine import DENIED_RETRY, LIST_RETRY, POLAR_RETRY
+    from nistchat.engine import DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
 
     unsupported = "3 of 4 sentences were not supported by the passages"
     with client.application.test_request_context():
@@ -391,3 +391,6 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     assert "said yes where the source says no, so this answer was rewritten to quote it" in retry_note(
         DENIED_RETRY, stored=True)
     assert "said yes where the source says no, so the answer is being rewritten" in retry_note(DENIED_RETRY)
+    assert "agreed with what the question assumes, which the source contradicts, so this answer is" in retry_note(
+        PREMISE_RETRY, stored=True)
+    assert "so the answer is being replaced by that source's sentence" in retry_note(PREMISE_RETRY)

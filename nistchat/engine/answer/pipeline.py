@@ -44,11 +44,12 @@ LIST_DISCLAIMER = "This list may be incomplete — check the source document."
 LIST_RETRY = "the answer counted the items without naming them"  # the retry's reason; the page words it its own way
 POLAR_RETRY = "the answer said yes and nothing the passages say"
 DENIED_RETRY = "the answer said yes where its source says no"
+PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call). An attempt that dodges
 # loses to one that does not (`_choose`).
 _DODGES = {COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION), BARE_POLARITY: (POLAR_RETRY, None),
-           YES_AGAINST_NO: (DENIED_RETRY, None)}
+           YES_AGAINST_NO: (DENIED_RETRY, None), premise.AGREES_WITH_PREMISE: (PREMISE_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -410,7 +411,8 @@ class _Run:
         dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
         settles = None
         if dodge and dodge[1] is None:  # quoted, not asked again
-            settles = self.settling
+            c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone
+            settles = (c.passage, c.sentence) if dodge[0] == PREMISE_RETRY else self.settling
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
         elif not dodge and not (first.verified and (self.strict or self.follow_up_checked)
@@ -491,12 +493,14 @@ class _Run:
         return source_line(self.language, *self.settling)
 
     def quoted(self, n: int, number: int, sentence: str) -> Iterator[Event]:
-        """The retry of an answer that only said "Yes": the passage sentence the question turns on
-        (`premise.settling`: passage `number`), quoted and cited after a contradicted premise's
-        lead, with no reader call: asked again to quote it, the 1.5B reader said "Yes" again
-        (docs/decisions.md)."""
+        """The retry of an answer that only said "Yes", or agreed with a contradicted premise: the
+        passage sentence the question turns on (`premise.settling`: passage `number`; the
+        contradicting one), quoted and cited after a contradicted premise's lead (the lead alone
+        when it quotes that sentence), with no reader call: asked again to quote it, the 1.5B reader
+        said "Yes" again (docs/decisions.md)."""
         lead = self.premise.lead
-        att = Attempt(n, text=lead if sentence in lead else f'{lead}The sources say: "{premise.quote(sentence)}" [{number}]')
+        quote = premise.quote(sentence)
+        att = Attempt(n, text=lead.strip() if quote in lead else f'{lead}The sources say: "{quote}" [{number}]')
         self.trace.add(f"quote#{n}", 0.0, [{"passage": number, "sentence": sentence}], "quote-forced")
         yield Token(att.text, n)
         yield from self.check(att)

@@ -6,7 +6,7 @@ or an antonym of one of them: mandatory/voluntary), a small reader still tends t
 agreeing and correct itself later, if at all. So the premise is checked here, with strings only
 (no model call, cheap enough for every question): the answer opens with the passage's sentence
 (`PremiseCheck.lead`), and a reader whose first sentence still confirms the contradicted premise
-gets an unsupported verdict on it (`opening_verdict`), which the usual flag and retry handle.
+gets an unsupported verdict on it (`opening_verdict`), and the answer is the lead alone.
 
 Only positive claims are checked: a negated premise ("why can't I find X") would need a passage
 that affirms it, and an affirmative sentence sharing a few words is no evidence of that.
@@ -364,13 +364,17 @@ def opening(answer: str, contradicted: Contradiction) -> str:
     return "neither"
 
 
+AGREES_WITH_PREMISE = "agrees with what the question assumes, which the sentence quoted first contradicts"
+
+
 def opening_verdict(answer: str, premise: PremiseCheck) -> Verdict | None:
     """An unsupported verdict on the reader's first sentence (after the lead) when it confirms a
-    premise the passages contradict; None otherwise."""
+    premise the passages contradict; None otherwise. What follows such an opening builds on the
+    premise (reasons it holds, what happens when it is broken), so the answer keeps the lead alone
+    (the pipeline's PREMISE_RETRY)."""
     c = premise.contradicted
     answer = reader_part(answer, premise)
     if c is None or opening(answer, c) != "confirms":
         return None
     first = split_sentences(answer)[0]
-    return Verdict(first, False, None,
-                   f"agrees with what the question assumes, which passage [{c.passage}] contradicts")
+    return Verdict(first, False, None, AGREES_WITH_PREMISE)

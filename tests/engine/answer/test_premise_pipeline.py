@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nistchat.config import AnswerSettings
+from nistchat.engine.verification.premise import AGREES_WITH_PREMISE, quote
 from tests.engine.answer.test_pipeline import ScriptedReader, rt, run, use_reader  # noqa: F401  (rt is a fixture)
 
 QUESTION = "why are AI standards mandatory for US companies under the global engagement plan?"
@@ -27,7 +28,7 @@ def premise_stage(final: dict) -> dict:
     return stage
 
 
-def test_an_opening_that_agrees_with_a_contradicted_premise_is_flagged(fixed):
+def test_an_opening_that_agrees_with_a_contradicted_premise_leaves_the_lead_alone(fixed):
     rt = fixed
     agrees = "AI standards are mandatory for US companies under the plan [1]. The plan lists them."
     use_reader(rt, ScriptedReader(agrees, "agrees with the premise"))
@@ -36,12 +37,16 @@ def test_an_opening_that_agrees_with_a_contradicted_premise_is_flagged(fixed):
     contradicted = stage["items"][0]["contradicted"]
     assert contradicted and "voluntary" in contradicted["sentence"].lower()
     assert f"passage [{contradicted['passage']}] contradicts" in stage["note"]
-    assert final["answer"].startswith(f"Not quite. \"{contradicted['sentence'][:40]}")
-    assert final["answer"].endswith(agrees)  # the reader's text follows the lead whole
-    assert final["flagged"] and not final["refused"]
-    marked = [s for s in final["sentences"] if not s["supported"]]
+    first = final["attempts"][0]
+    assert first["answer"].startswith(f"Not quite. \"{contradicted['sentence'][:40]}")
+    assert first["answer"].endswith(agrees)  # the reader's draft followed the lead whole
+    marked = [s for s in first["sentences"] if not s["supported"]]
     assert [s["text"] for s in marked] == ["AI standards are mandatory for US companies under the plan [1]."]
-    assert "contradicts" in marked[0]["reason"]
+    assert marked[0]["reason"] == AGREES_WITH_PREMISE
+    # what follows an agreeing opening builds on the premise: the answer is the lead alone, no reader call
+    assert final["retried"] and final["chosen_attempt"] == 2 and not final["refused"]
+    assert final["answer"] == f"Not quite. \"{quote(contradicted['sentence'])}\" [{contradicted['passage']}]"
+    assert not final["flagged"]
 
     use_reader(rt, ScriptedReader("No. Under the plan, standards are adopted on a voluntary basis [1].", "corrects it"))
     final = run(rt, QUESTION)[0][-1].to_dict()
@@ -65,4 +70,4 @@ def test_a_follow_ups_premise_about_it_is_checked_as_said_of_the_document_it_lea
     contradicted = premise_stage(final)["items"][0]["contradicted"]
     assert contradicted["claim"].endswith("(NIST AI 100-5) binding on every vendor"), contradicted
     assert "voluntary" in contradicted["sentence"].lower()
-    assert final["answer"].startswith("Not quite.") and final["flagged"]
+    assert final["answer"].startswith("Not quite.") and "binding" not in final["answer"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
-                                                   opening_verdict, polar_claims, presuppositions, settling,
+                                                   AGREES_WITH_PREMISE, opening_verdict, polar_claims, presuppositions, settling,
                                                    with_subject)
 from nistchat.engine.types import Passage
 
@@ -166,7 +166,7 @@ def test_an_opening_that_confirms_a_contradicted_premise_gets_an_unsupported_ver
     v = opening_verdict(answer, mandatory)
     assert v is not None and not v.supported
     assert v.text == "AI standards are mandatory for US companies under the plan [1]."
-    assert f"passage [{mandatory.contradicted.passage}] contradicts" in v.reason
+    assert v.reason == AGREES_WITH_PREMISE
     assert opening_verdict("No, they are voluntary [1].", mandatory) is None
     # the lead is not the reader's: its first sentence is the one after it
     assert opening_verdict(mandatory.lead + "They are voluntary [1].", mandatory) is None
