@@ -127,12 +127,17 @@ class Catalog:
         found = {doc for _, _, doc in self._spans(text)}
         return [doc for doc in self.patterns if doc in found]
 
-    def without_names(self, text: str) -> str:
-        """The text with the document names it holds cut out, each with its article ("how does the
-        AI RMF define risk" -> "how does define risk"): what it asks, whichever document."""
+    def without_names(self, text: str, instead: str = "") -> str:
+        """The text with the document names it holds cut out, each with its article, or put
+        `instead` ("how does the AI RMF define risk" -> "how does define risk", or with "it" "how
+        does it define risk", a possessive "its"): what it asks, whichever document. A page shows
+        it as what a follow-up was searched for, so a person reads it: "it" keeps it a sentence and
+        is no word the search ranks by."""
         for start, end, _ in sorted(self._spans(text), reverse=True):
             article = re.search(r"\b(?:the|a|an)\s+$", text[:start], re.IGNORECASE)
-            text = text[:article.start() if article else start] + text[end:]
+            possessive = re.match(r"['’]s\b", text[end:])
+            word = instead + "s" if instead and possessive else instead
+            text = text[:article.start() if article else start] + word + text[end + (possessive.end() if possessive else 0):]
         return re.sub(r"\s{2,}", " ", text).strip()
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:

@@ -288,9 +288,9 @@ def compare_ask(text: str, base: str, docs: tuple[str, ...], catalog) -> str:
             f'{", then ".join(names)}. Say they agree only where the passages of both say so.')
 
 
-def _topic(question: str, catalog) -> str:
+def _topic(question: str, catalog, instead: str = "") -> str:
     """A resolved question less the documents it names: what a comparison asks of another document."""
-    return catalog.without_names(question) if catalog else question
+    return catalog.without_names(question, instead) if catalog else question
 
 
 # Names of one kind, so that "and for MAP?" after a GOVERN question swaps GOVERN out: the AI RMF's
@@ -406,7 +406,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         rest = text[correction.end():].strip() or text
         if named:  # "no, I meant the monitoring report, …": that document replaces the scope
             own = _content_words(_topic(rest, catalog))
-            query = rest if len(own) > 1 else f"{_topic(base, catalog)} {rest}"
+            query = rest if len(own) > 1 else f"{_topic(base, catalog, 'it')} {rest}"
             return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
                               "correction", tuple(named), leans_on_answered=answered)
         swapped = _swap(base, rest)
@@ -456,10 +456,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
-            return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, a comparison: the documents of both "
+            return Resolution(f"{_topic(base, catalog, 'it')} {text}", "follow-up, a comparison: the documents of both "
                               "turns searched, each on its own", "comparison", docs, compare=len(docs) > 1,
                               leans_on_answered=answered, ask=compare_ask(text, base, docs, catalog))
-        return Resolution(f"{_topic(base, catalog)} {text}", "follow-up, the previous question asked of the "
+        return Resolution(f"{_topic(base, catalog, 'it')} {text}", "follow-up, the previous question asked of the "
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base

@@ -245,7 +245,8 @@ def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
 def test_a_comparison_keeps_both_documents():
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
-    assert r.question.startswith("how does define harm?")  # the question, asked of both, less the name
+    # the question, asked of both, less the name: "it" in its place, so the page shows a sentence
+    assert r.question.startswith("how does it define harm?")
     switch = resolve("and what does the SSDF say about it?", chat(("how does the AI RMF define harm?", "Harm.")), CATALOG)
     assert switch.scope == (SSDF,) and not switch.compare and not switch.ask
 
@@ -254,7 +255,7 @@ def test_a_turn_whose_only_topic_words_name_a_document_leans_on_the_conversation
     """"does <document> give advice on it?" has a pronoun and the document's name: the name is no topic."""
     history = chat(("how does the AI RMF define harm?", "Harm to people."))
     r = resolve("does the secure software development framework give advice on it?", history, CATALOG)
-    assert r.kind == "comparison" and r.scope == (SSDF,) and r.question.startswith("how does define harm?")
+    assert r.kind == "comparison" and r.scope == (SSDF,) and r.question.startswith("how does it define harm?")
 
 
 def test_a_short_question_asking_for_a_language_leans_on_the_conversation():
@@ -266,6 +267,12 @@ def test_a_short_question_asking_for_a_language_leans_on_the_conversation():
     assert r.question == "what does the SSDF profile say about release reviews? who owns the final sign-off?"
     # without the request, the same words stand alone
     assert resolve("who owns the final sign-off?", history, CATALOG).kind != "follow_up"
+
+
+def test_a_documents_name_is_cut_out_or_put_as_it():
+    assert CATALOG.without_names("how does the AI RMF define harm?") == "how does define harm?"
+    assert CATALOG.without_names("how does the AI RMF define harm?", "it") == "how does it define harm?"
+    assert CATALOG.without_names("what is the AI RMF's definition of harm?", "it") == "what is its definition of harm?"
 
 
 def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
