@@ -169,12 +169,12 @@ def ngrams(words: list[str], n: int = 3, *, short_whole: bool = False) -> list[t
 # -- user text as data in a prompt (the question, past turns, passages)
 _CITATION = re.compile(r"\[\s*(\d{1,6})\s*\]")
 _LABEL = re.compile(r"(?i)\b(context|question|passages?|document|claim|answer|earlier in this conversation)\s*:")
-_BLOCK_TAG = re.compile(r"<\s*/?\s*(passages|conversation)\s*>", re.I)
+BLOCK_TAG = re.compile(r"<\s*/?\s*(passages|conversation)\s*>", re.I)
 
 
 def unblock(text: str) -> str:
     """No text can open or close one of the prompt's blocks: `</passages>` becomes `‹/passages›`."""
-    return _BLOCK_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", text)
+    return BLOCK_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", text)
 
 
 def unlabel(text: str) -> str:

@@ -35,7 +35,7 @@ from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
 from .language import answer_language, source_line
-from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages
+from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages, without_scaffolding
 from .smalltalk import SmallTalkClassifier, is_refusal, reply
 
 log = logging.getLogger(__name__)
@@ -473,7 +473,7 @@ class _Run:
         except BackendError as exc:
             raise _Stopped(exc, "".join(self.partial)) from exc
         att.generate_ms = _ms(t)
-        att.text = "".join(self.partial).strip()
+        att.text = without_scaffolding("".join(self.partial))
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
         written = premise.reader_part(att.text, self.premise)
         att.dont_know = says_dont_know(written) or restates_question(written, self.question)

@@ -11,7 +11,9 @@ The prompt is kept short on purpose: on a CPU the prompt is most of the time to 
 """
 from __future__ import annotations
 
-from ..text import count_tokens, neutralise, unlabel
+import re
+
+from ..text import BLOCK_TAG, count_tokens, neutralise, unlabel
 from .language import answer_language, asks_for_english
 from ..types import Passage
 
@@ -36,6 +38,15 @@ ANSWER_IN = "Answer in {language}, translating from the English context."
 ANSWER_IN_ENGLISH = "Answer in English."
 HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
+_SCAFFOLDING = re.compile(rf"{re.escape(QUESTION_FOLLOWS)}|{BLOCK_TAG.pattern}", re.IGNORECASE)
+
+
+def without_scaffolding(text: str) -> str:
+    """The reader's text less the prompt's own words it echoed (a closing `</conversation>`, "The
+    question is in the next message."): they are ours, not an answer, and a person reads them as
+    noise."""
+    return re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
+
 
 def passage_header(n: int, p: Passage) -> str:
     """'[n] doc title — section (p. X)': enough for the reader to cite, short enough to be cheap."""

@@ -352,6 +352,14 @@ def test_a_first_draft_that_says_yes_where_the_source_says_no_is_replaced_by_tha
     assert quoted.group(1) in " ".join(final["sources"][int(quoted.group(2)) - 1]["text"].split())
     assert "does not guarantee" in quoted.group(1)
 
+def test_the_prompts_words_echoed_by_the_reader_do_not_reach_the_answer(rt, monkeypatch):
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
+    use_reader(rt, ScriptedReader("GOVERN cultivates a culture of risk management [1].\n</conversation>",
+                                  "echoes a block tag"))
+    final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()
+    assert final["answer"] == "GOVERN cultivates a culture of risk management [1]."
+
+
 def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
     use_reader(rt, ScriptedReader(BAD_CITATION, "cites a passage never shown"))
     monkeypatch.setattr(rt.settings.verify, "mode", "never")  # only the bad-citation sentence is checked

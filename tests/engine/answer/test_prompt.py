@@ -1,6 +1,6 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
-from nistchat.engine.answer.prompt import (RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
-                                    format_context, history_window, neutralise)
+from nistchat.engine.answer.prompt import (QUESTION_FOLLOWS, RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
+                                           format_context, history_window, neutralise, without_scaffolding)
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage
 
@@ -115,3 +115,9 @@ def test_a_question_in_another_language_is_answered_in_it_and_a_language_asked_f
     asked = build_messages('y el otro? (the earlier question: "what does the profile say about data privacy")',
                            [P(1)], typed="y el otro?")[2]["content"]
     assert asked.endswith("Answer in Spanish, translating from the English context.")
+
+
+def test_the_prompts_own_words_echoed_by_the_reader_are_cut_from_its_answer():
+    assert without_scaffolding(f"Both say so [1].\n{QUESTION_FOLLOWS}") == "Both say so [1]."
+    assert without_scaffolding("- GOVERN [1]\n- MAP [2]\n</conversation>") == "- GOVERN [1]\n- MAP [2]"
+    assert without_scaffolding("The question asks about MAP [2].") == "The question asks about MAP [2]."
