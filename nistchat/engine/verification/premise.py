@@ -266,12 +266,16 @@ class PremiseCheck:
                                                         "sentence": c.sentence, "cue": c.cue, "shared": c.shared}}
 
 
+_ENUMERATOR = re.compile(r"(?<=:)\s*(?:\(?\w\)|\d+\.)\s*$")  # "…: 1.": the list's first number, split off with it
+
+
 def settling(question: str, passages: list[Passage], context: str = "", min_shared: int = 2,
-             max_words: int = 80) -> tuple[int, str] | None:
+             max_words: int = 80, min_words: int = 5) -> tuple[int, str] | None:
     """The passage sentence a yes/no question turns on: the one sharing most of its words, then
     most of `context`'s (what a follow-up was resolved to: "it" is there), at least `min_shared`
     in all; ties: the shorter, which says less beside the point. A "sentence" over `max_words`
-    is a table or a run-on chunk, no quote. Nor is a table's cells (its caption, header and rows
+    is a table or a run-on chunk, no quote; one under `min_words` says nothing on its own, nor
+    does a short one opening a list ("The framework strives to:"). Nor is a table's cells (its caption, header and rows
     run together), which a person cannot read as a quote: when they match best, there is none,
     as a lesser prose sentence would be beside the point. As (passage number, 1-based; the
     sentence), or None: what an answer that only said "Yes" is replaced by."""
@@ -279,8 +283,10 @@ def settling(question: str, passages: list[Passage], context: str = "", min_shar
     best: tuple[tuple[int, int, int], int, str] | None = None
     for n, p in enumerate(passages, 1):
         for sentence in split_sentences(p.text, "plain"):
-            words = stems(sentence)
-            if len(sentence.split()) > max_words or len((asked | around) & words) < min_shared:
+            sentence = _ENUMERATOR.sub("", sentence)
+            words, size = stems(sentence), len(sentence.split())
+            if not (2 * min_words if sentence.endswith(":") else min_words) <= size <= max_words \
+                    or len((asked | around) & words) < min_shared:
                 continue
             rank = (len(asked & words), len(around & words), -len(words))
             if best is None or rank > best[0]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nistchat.engine.verification.premise import (Premise, PremiseCheck, check, contradiction, opening,
-                                                   AGREES_WITH_PREMISE, opening_verdict, polar_claims, presuppositions, settling,
+from nistchat.engine.verification.premise import (AGREES_WITH_PREMISE, Premise, PremiseCheck, check, contradiction,
+                                                   opening, opening_verdict, polar_claims, presuppositions, settling,
                                                    with_subject)
 from nistchat.engine.types import Passage
 
@@ -174,3 +174,17 @@ def test_an_opening_that_confirms_a_contradicted_premise_gets_an_unsupported_ver
     assert after_lead is not None and after_lead.text == v.text
     nothing_contradicted = PremiseCheck([Premise("AI standards mandatory", "why")])
     assert opening_verdict(answer, nothing_contradicted) is None
+
+
+def test_a_fragment_that_opens_a_list_is_no_quote_and_a_long_one_loses_its_first_number():
+    def passage(text):
+        return Passage(1, "p1", "NIST.AI.100-1", "AI RMF", "", "child", None, text, 0.0)
+    short = passage("The sprocket framework strives to: 1. Be voluntary. The sprocket framework is meant for all "
+                    "who build sprockets.")
+    assert settling("what is the sprocket framework for?", [short]) == (
+        1, "The sprocket framework is meant for all who build sprockets.")
+    long = passage("Of the many proposed ways to guard a sprocket, three main classes have proved resilient and can "
+                   "protect sprocket gears: 1. Oiling.")
+    assert settling("how are sprocket gears protected?", [long]) == (
+        1, "Of the many proposed ways to guard a sprocket, three main classes have proved resilient and can "
+           "protect sprocket gears:")
