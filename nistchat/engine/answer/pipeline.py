@@ -441,11 +441,14 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool, instruction: str = RETRY_INSTRUCTION) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        # a rewrite's ask carries the answer it rewrites: the conversation window would only repeat it
-        history = None if self.rewrites and self.ask else self.history
-        messages = att.messages = build_messages(self.ask or self.question, self.passages, history,
+        # a rewrite's ask carries the answer it rewrites, citing the passages it is given again: the
+        # conversation window would only repeat it
+        rewriting = self.rewrites and bool(self.ask)
+        messages = att.messages = build_messages(self.ask or self.question, self.passages,
+                                                 None if rewriting else self.history,
                                                  retry=retry, history_chars=self.opts.history_chars,
-                                                 typed=self.question, instruction=instruction)
+                                                 typed=self.question, instruction=instruction,
+                                                 cites_passages=rewriting)
         att.prompt_tokens = _prompt_tokens(reader, messages)
         kind = ("list-forced" if instruction == LIST_INSTRUCTION else "citation-forced") if retry else ""
         self.trace.add(f"prompt#{n}", 0.0, [{"tokens": att.prompt_tokens, "passages": len(self.passages),

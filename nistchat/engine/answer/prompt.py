@@ -90,14 +90,15 @@ def history_window(history: list[dict] | None, limit: int = HISTORY_CHARS) -> st
 
 def build_messages(question: str, passages: list[Passage], history: list[dict] | None = None,
                    *, retry: bool = False, history_chars: int = HISTORY_CHARS, typed: str = "",
-                   instruction: str = RETRY_INSTRUCTION) -> list[dict]:
+                   instruction: str = RETRY_INSTRUCTION, cites_passages: bool = False) -> list[dict]:
     """Chat messages for one attempt: the system prompt; the passages (and the conversation so
     far) in delimited blocks; then the question alone in the last message. `retry` adds the
     retry's `instruction` (citation-forced, or naming the items of a list that was only counted)
     to the context message, after the passages, so a reader that kept the first prompt's prefix
     reads only the new words. `typed`: what the person typed, when
     `question` is what the reader is asked instead (a follow-up resolved in English): the answer's
-    language is read from it."""
+    language is read from it. `cites_passages`: `question` was made safe where it was built, and
+    its `[n]` marks name these passages (an answer to rewrite, over the passages it cited)."""
     parts = [f"Context:\n<passages>\n{format_context(passages)}\n</passages>"]
     memory = history_window(history, history_chars)
     if memory:
@@ -108,7 +109,7 @@ def build_messages(question: str, passages: list[Passage], history: list[dict] |
     language = answer_language(typed or question)  # the passages are English: say which language to answer in
     told = ANSWER_IN.format(language=language) if language else \
         ANSWER_IN_ENGLISH if asks_for_english(typed or question) else ""
-    ask = f"Question: {neutralise(question.strip())}" + (f"\n{told}" if told else "")
+    ask = f"Question: {(unlabel if cites_passages else neutralise)(question.strip())}" + (f"\n{told}" if told else "")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": "\n\n".join(parts)},
             {"role": "user", "content": ask}]

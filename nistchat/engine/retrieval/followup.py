@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import CITATION_MARK, FRAMEWORK_IDS
+from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise
 from ..types import Passage, Resolution
 from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
 from .translate import ASKED_LANGUAGE, asked_language
@@ -161,6 +161,16 @@ def _passage(n: int, source: dict, parents: dict | None) -> Passage | None:
                    kind=source.get("kind") or (parent.kind if parent else "prose"),
                    page=source.get("page", parent.page if parent else None), text=text,
                    score=float(source.get("score") or 0.0))
+
+
+def rewrite_ask(request: str, last: _Turn) -> str:
+    """The ask for a turn that acts on the previous answer, the request neutralised as all typed
+    text is. The answer keeps its `[n]` marks when its passages come back numbered as it cited
+    them (the rewrite is given those same passages), so the rewrite can cite them too; else they
+    are neutralised, as in the conversation window."""
+    numbered = [p.rank for p in last.sources] == list(range(1, len(last.sources) + 1))
+    answer = last.answer.strip()
+    return REWRITE_ASK.format(request=neutralise(request), answer=answer if numbered else neutralise(answer))
 
 
 def turns_of(history: list[dict] | None, current: str, parents: dict | None = None) -> list[_Turn]:
@@ -397,7 +407,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
 
     if _acts_on_previous(text) and last.sources:
         # a small reader asked "briefer please" alone answers "Please": it is given what to rewrite
-        ask = REWRITE_ASK.format(request=text, answer=last.answer.strip()) if answered else ""
+        ask = rewrite_ask(text, last) if answered else ""
         return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
                           "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask)
 

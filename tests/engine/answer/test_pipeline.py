@@ -500,7 +500,8 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     assert query["reader_question"] == ("Rewrite this answer as asked (briefer please):\n\n"
                                         "Confabulation is confidently stated but false content [1].")
     context, asked = reader.calls[0][1]["content"], reader.calls[0][2]["content"]
-    assert "Confabulation is confidently stated but false content (1)." in asked  # the old [1] neutralised
+    # the old [1] kept: the passage it cited is passage 1 again
+    assert "Confabulation is confidently stated but false content [1]." in asked
     assert "<conversation>" not in context
 
 

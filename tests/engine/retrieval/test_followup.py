@@ -292,6 +292,11 @@ def test_acting_on_the_previous_answer_reuses_its_passages():
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
         assert r.question == "how does the GAI profile describe confabulation?"
         assert r.ask == f"Rewrite this answer as asked ({turn}):\n\nConfabulation is false content."  # the reader's task
+    # the answer's marks name the passages it is given again; typed marks are the person's, neutralised
+    cited = chat(("how does the GAI profile describe confabulation?", "False content [1].", [SOURCE]))
+    assert resolve("shorter [2] please", cited, CATALOG).ask == "Rewrite this answer as asked (shorter (2) please):\n\nFalse content [1]."
+    renumbered = chat(("how does the GAI profile describe confabulation?", "False content [2].", [{"id": "x"}, SOURCE]))
+    assert resolve("shorter please", renumbered, CATALOG).ask.endswith("False content (2).")  # passage 2 is now 1
     assert resolve("what is a shorter way to find data poisoning risks?", history, CATALOG).kind != "acts_on_previous"
     assert resolve("what short-term risks come with sprockets?", history, CATALOG).kind != "acts_on_previous"
     # plain role/content history (no sources): searched as a follow-up instead
