@@ -405,10 +405,12 @@ class _Run:
     def retry(self, first: Attempt, reader: Reader, attempts: list[Attempt]) -> Iterator[Event]:
         """The second attempt: asked for the items when the first only counted them, the sentence
         that settles a yes/no question quoted when the first only said "Yes" (or "Yes" where that
-        sentence says no), else citation-forced
-        when a checked first one has unsupported sentences; returns it (None when not needed or
-        when it failed)."""
-        dodge = next((_DODGES[v.reason] for v in first.verdicts if v.reason in _DODGES), None)
+        sentence says no), the contradicted premise's lead alone when the first agreed with the
+        premise, else citation-forced when a checked first one has unsupported sentences; returns
+        it (None when not needed or when it failed)."""
+        # an opening that agrees with a contradicted premise first: asked again, the reader agrees again
+        flagged = sorted(first.verdicts, key=lambda v: v.reason != premise.AGREES_WITH_PREMISE)
+        dodge = next((_DODGES[v.reason] for v in flagged if v.reason in _DODGES), None)
         settles = None
         if dodge and dodge[1] is None:  # quoted, not asked again
             c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone

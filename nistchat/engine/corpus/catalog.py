@@ -132,12 +132,18 @@ class Catalog:
         `instead` ("how does the AI RMF define risk" -> "how does define risk", or with "it" "how
         does it define risk", a possessive "its"): what it asks, whichever document. A page shows
         it as what a follow-up was searched for, so a person reads it: "it" keeps it a sentence and
-        is no word the search ranks by."""
-        for start, end, _ in sorted(self._spans(text), reverse=True):
+        is no word the search ranks by. Only the first name cut becomes `instead`; a name joined to
+        another ("X and Y") goes with its "and"."""
+        spans = sorted(self._spans(text), reverse=True)
+        for start, end, _ in spans:
             article = re.search(r"\b(?:the|a|an)\s+$", text[:start], re.IGNORECASE)
             possessive = re.match(r"['’]s\b", text[end:])
-            word = instead + "s" if instead and possessive else instead
-            text = text[:article.start() if article else start] + word + text[end + (possessive.end() if possessive else 0):]
+            owns = possessive and re.match(r"['’]s\s+(?!(?:the|a|an)\b)[A-Za-z]", text[end:], re.IGNORECASE)
+            word = instead if start == spans[-1][0] else ""
+            word = word + "s" if word and owns else "" if possessive else word  # "its definition"; "X's the same" -> ""
+            cut = article.start() if article else start
+            joined = None if word else re.search(r"(?:,|\band|\bor)\s+$", text[:cut], re.IGNORECASE)
+            text = text[:joined.start() if joined else cut] + word + text[end + (possessive.end() if possessive else 0):]
         return re.sub(r"\s{2,}", " ", text).strip()
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:

@@ -266,7 +266,7 @@ class PremiseCheck:
                                                         "sentence": c.sentence, "cue": c.cue, "shared": c.shared}}
 
 
-_ENUMERATOR = re.compile(r"(?<=:)\s*(?:\(?\w\)|\d+\.)\s*$")  # "…: 1.": the list's first number, split off with it
+_ENUMERATOR = re.compile(r"(?<=:)\s+(?:\(?\w\)|\d+\.)\s*$")  # "…: 1.": the list's first number, split off with it
 
 
 def settling(question: str, passages: list[Passage], context: str = "", min_shared: int = 2,

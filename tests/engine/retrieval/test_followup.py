@@ -273,6 +273,8 @@ def test_a_documents_name_is_cut_out_or_put_as_it():
     assert CATALOG.without_names("how does the AI RMF define harm?") == "how does define harm?"
     assert CATALOG.without_names("how does the AI RMF define harm?", "it") == "how does it define harm?"
     assert CATALOG.without_names("what is the AI RMF's definition of harm?", "it") == "what is its definition of harm?"
+    assert CATALOG.without_names("how do the AI RMF and the GAI Profile differ?", "it") == "how do it differ?"
+    assert CATALOG.without_names("is the GAI Profile's the same?", "it") == "is the same?"
 
 
 def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():

@@ -185,6 +185,8 @@ def test_a_fragment_that_opens_a_list_is_no_quote_and_a_long_one_loses_its_first
         1, "The sprocket framework is meant for all who build sprockets.")
     long = passage("Of the many proposed ways to guard a sprocket, three main classes have proved resilient and can "
                    "protect sprocket gears: 1. Oiling.")
+    ratio = passage("Every sprocket in the gearbox should keep a gear ratio of at least 2:1.")
+    assert settling("what gear ratio should a sprocket keep?", [ratio]) == (1, ratio.text)  # no list number there
     assert settling("how are sprocket gears protected?", [long]) == (
         1, "Of the many proposed ways to guard a sprocket, three main classes have proved resilient and can "
            "protect sprocket gears:")
