@@ -46,10 +46,11 @@ POLAR_RETRY = "the answer said yes and nothing the passages say"
 DENIED_RETRY = "the answer said yes where its source says no"
 PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
-# instruction for it (None: the retry quotes the passages, no reader call). An attempt that dodges
-# loses to one that does not (`_choose`).
-_DODGES = {COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION), BARE_POLARITY: (POLAR_RETRY, None),
-           YES_AGAINST_NO: (DENIED_RETRY, None), premise.AGREES_WITH_PREMISE: (PREMISE_RETRY, None)}
+# instruction for it (None: the retry quotes the passages, no reader call), in the order a retry
+# takes them: an opening that agrees with a contradicted premise first (asked again, the reader
+# agrees again). An attempt that dodges loses to one that does not (`_choose`).
+_DODGES = {premise.AGREES_WITH_PREMISE: (PREMISE_RETRY, None), COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION),
+           BARE_POLARITY: (POLAR_RETRY, None), YES_AGAINST_NO: (DENIED_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -408,9 +409,8 @@ class _Run:
         sentence says no), the contradicted premise's lead alone when the first agreed with the
         premise, else citation-forced when a checked first one has unsupported sentences; returns
         it (None when not needed or when it failed)."""
-        # an opening that agrees with a contradicted premise first: asked again, the reader agrees again
-        flagged = sorted(first.verdicts, key=lambda v: v.reason != premise.AGREES_WITH_PREMISE)
-        dodge = next((_DODGES[v.reason] for v in flagged if v.reason in _DODGES), None)
+        flagged = {v.reason for v in first.verdicts}
+        dodge = next((found for reason, found in _DODGES.items() if reason in flagged), None)
         settles = None
         if dodge and dodge[1] is None:  # quoted, not asked again
             c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone

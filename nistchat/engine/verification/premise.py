@@ -275,9 +275,9 @@ def settling(question: str, passages: list[Passage], context: str = "", min_shar
     most of `context`'s (what a follow-up was resolved to: "it" is there), at least `min_shared`
     in all; ties: the shorter, which says less beside the point. A "sentence" over `max_words`
     is a table or a run-on chunk, no quote; one under `min_words` says nothing on its own, nor
-    does a short one opening a list ("The framework strives to:"). Nor is a table's cells (its caption, header and rows
-    run together), which a person cannot read as a quote: when they match best, there is none,
-    as a lesser prose sentence would be beside the point. As (passage number, 1-based; the
+    does a short one opening a list ("The framework strives to:"). Nor is a table's cells (its
+    caption, header and rows run together), which a person cannot read as a quote: when they
+    match best, there is none, as a lesser prose sentence would be beside the point. As (passage number, 1-based; the
     sentence), or None: what an answer that only said "Yes" is replaced by."""
     asked, around = stems(question, _QUESTION_NOISE), stems(context, _QUESTION_NOISE)
     best: tuple[tuple[int, int, int], int, str] | None = None
