@@ -129,8 +129,8 @@ class Catalog:
 
     def without_names(self, text: str, instead: str = "") -> str:
         """The text with the document names it holds cut out, each with its article, or put
-        `instead` ("how does the AI RMF define risk" -> "how does define risk", or with "it" "how
-        does it define risk", a possessive "its"): what it asks, whichever document. A page shows
+        `instead` ("how does the AI RMF rate sprockets" -> "how does rate sprockets", or with "it"
+        "how does it rate sprockets", a possessive "its"): what it asks, whichever document. A page shows
         it as what a follow-up was searched for, so a person reads it: "it" keeps it a sentence and
         is no word the search ranks by. Only the first name cut becomes `instead`; a name joined to
         another ("X and Y") goes with its "and"."""
