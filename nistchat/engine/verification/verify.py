@@ -338,6 +338,17 @@ def short_answer_claim(sentences: list[str], question: str) -> str | None:
     return f"Question: {question.strip()} Answer: {text}"
 
 
+# A sentence saying that documents say the same thing. One passage cannot back it: each document must.
+AGREEMENT = re.compile(r"\b(?:agree(?:s|d)?|in agreement|(?:say|says|said|state|states|define|defines|describe|describes|"
+                       r"mean|means|use|uses) the same|likewise|similarly|both (?:documents|reports|profiles|frameworks|"
+                       r"publications|sources|passages))\b", re.IGNORECASE)
+
+
+def claims_agreement(sentence: str) -> bool:
+    """Whether the sentence says documents agree ("both documents agree that …", "… says the same")."""
+    return bool(AGREEMENT.search(claim_text(sentence)))
+
+
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
                      budget: VerifySettings | None = None, question: str = "",
                      unknown_terms: list[str] | None = None,
@@ -354,7 +365,11 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
     judged either way; only where `max_checks` binds does the breadth-first order spend it on
     every sentence's first try before any second try. A verdict is yielded as soon as it and all
     before it are decided. `check_at(number, claim)`, when given, is asked instead of `check`: a
-    judge that already holds the numbered passages (the answer's own prompt) needs only the number."""
+    judge that already holds the numbered passages (the answer's own prompt) needs only the number.
+
+    A sentence saying that documents agree (`claims_agreement`), among passages of two documents or
+    more, is supported only when a passage of two different documents each supports it: the judge
+    finds "both documents agree that X" true of the one passage that says X."""
     budget = budget or VerifySettings()
     short = short_answer_claim(sentences, question)
     if short is not None:
@@ -362,7 +377,7 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
     open_ = [_opened(s, short, passages, unknown_terms or [], budget.per_sentence) for s in sentences
              if short is not None or is_checkable(s)]
     used, shown = 0, 0
-    for o, n in _schedule(open_, budget.per_sentence, budget.order):
+    for o, n in _schedule(open_, budget.order):
         while shown < len(open_) and (open_[shown].verdict is not None or not open_[shown].tries_left):
             yield open_[shown].final()
             shown += 1
@@ -373,20 +388,20 @@ def verify_sentences(sentences: list[str], passages: list[Passage], check: Calla
         used += 1
         o.tries_left -= 1
         if (check_at(n, o.claim) if check_at else check(document_for(passages[n - 1], budget.doc_chars), o.claim)):
-            o.verdict = Verdict(o.sentence, True, n, "")
+            o.supported_by(n, passages[n - 1])
     for o in open_[shown:]:
         yield o.final()
 
 
-def _schedule(open_: list[_Open], per_sentence: int, order: str) -> Iterator[tuple[_Open, int]]:
+def _schedule(open_: list[_Open], order: str) -> Iterator[tuple[_Open, int]]:
     """The (sentence, passage) pairs to judge, in the order asked (see verify_sentences)."""
     if order == "sentence":
         for o in open_:
-            for n in o.grounded[:per_sentence]:
+            for n in o.grounded[:o.tries]:
                 yield o, n
         return
-    for r in range(per_sentence):
-        pending = [o for o in open_ if o.verdict is None and r < len(o.grounded)]
+    for r in range(max((o.tries for o in open_), default=0)):
+        pending = [o for o in open_ if o.verdict is None and r < o.tries]
         for o in sorted(pending, key=lambda o: o.grounded[r]):  # stable: sentence order within a passage
             yield o, o.grounded[r]
 
@@ -396,12 +411,24 @@ class _Open:
     judge calls it may still get, and the verdict once known (free checks decide some at once)."""
 
     def __init__(self, sentence: str, claim: str, grounded: list[int], reason: str, tries: int,
-                 verdict: Verdict | None = None):
+                 verdict: Verdict | None = None, documents: int = 1):
         self.sentence, self.claim, self.grounded, self.reason, self.verdict = \
             sentence, claim, grounded, reason, verdict
-        self.tries_left = 0 if verdict else min(tries, len(grounded))
+        self.documents = documents  # how many documents must each support it (2: a claim of agreement)
+        self.backing: dict[str, tuple[int, str]] = {}  # document -> the first passage of it that supported the
+        # sentence, and the document's title
+        self.tries = self.tries_left = 0 if verdict else min(max(tries, documents), len(grounded))
+
+    def supported_by(self, n: int, passage: Passage) -> None:
+        """The judge found passage `n` to support the sentence."""
+        self.backing.setdefault(passage.doc, (n, passage.title or passage.doc))
+        if len(self.backing) >= self.documents:
+            self.verdict = Verdict(self.sentence, True, min(n for n, _ in self.backing.values()), "")
 
     def final(self) -> Verdict:
+        if self.verdict is None and self.backing:
+            said = ", ".join(title for _, title in self.backing.values())
+            return Verdict(self.sentence, False, None, f"only {said} says it, of the documents it says agree")
         return self.verdict or Verdict(self.sentence, False, None, self.reason)
 
 
@@ -416,15 +443,30 @@ def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_t
     # a passage that lacks the claim's numbers or names cannot support it: the string check is
     # free, so it runs over every passage and the judge's budget goes to the ones that remain
     ordered = candidate_passages(claim if short else sentence, passages, len(passages))
-    grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
+    agreement = not short and claims_agreement(sentence) and len({p.doc for p in passages}) > 1
+    if agreement:  # the documents it names are no facts a passage of one of them must state
+        facts = [a for a in anchors(stated) if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
+        grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
+        grounded = _each_document_first(grounded, passages)
+    else:
+        grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
     reason = ""
     if not grounded:
         absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
         reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
-    quoted = None if short else quoted_by(claim, passages, grounded)
+    quoted = None if short or agreement else quoted_by(claim, passages, grounded)
     if quoted is not None:
         return _Open(sentence, claim, grounded, reason, tries, Verdict(sentence, True, quoted, "quotes the passage"))
-    return _Open(sentence, claim, grounded, reason, tries)
+    return _Open(sentence, claim, grounded, reason, tries, documents=2 if agreement else 1)
+
+
+def _each_document_first(numbers: list[int], passages: list[Passage]) -> list[int]:
+    """`numbers` with each document's best passage first, in the order the documents come: the
+    first tries of a claim of agreement go one to each document."""
+    firsts: dict[str, int] = {}
+    for n in numbers:
+        firsts.setdefault(passages[n - 1].doc, n)
+    return list(firsts.values()) + [n for n in numbers if n not in firsts.values()]
 
 
 def support_counts(verdicts: list[Verdict]) -> tuple[int, int]:

@@ -349,3 +349,61 @@ def test_an_answer_that_counts_what_was_asked_for_and_names_none_is_flagged():
     # a count of something else than what was asked about, or a long answer with more in it
     assert counted("It was written by 12 authors.", "what practices does the guide set out") is None
     assert counted("One. Two. Three. It has five practices.", "what practices does the guide set out") is None
+
+
+# -- a claim that documents agree needs a passage of each
+def _two_documents():
+    return [_p("Sprocket risk is the product of likelihood and magnitude.", doc="NIST.AI.100-1"),
+            _p("Gadget reviews must be repeated every year.", doc="NIST.AI.600-1"),
+            _p("Sprocket risk is the product of likelihood and magnitude, as in the framework.", doc="NIST.AI.600-1")]
+
+
+def test_a_claim_of_agreement_is_judged_against_each_document():
+    from nistchat.engine.verification.verify import claims_agreement
+    assert claims_agreement("Both documents agree that sprocket risk is likelihood times magnitude [1].")
+    assert claims_agreement("Yes, the profile says the same thing.")
+    assert not claims_agreement("Both safety and security matter [1].")
+    asked = []
+
+    def judge(document, claim):  # a judge that finds the claim in any passage stating sprocket risk
+        asked.append(document)
+        return "sprocket risk" in document.lower()
+
+    sentence = "Both documents agree that sprocket risk is the product of likelihood and magnitude [1]."
+    [v] = verify_sentences([sentence], _two_documents(), judge)
+    assert v.supported and v.passage == 1
+    assert len(asked) == 2 and "as in the framework" in asked[1]  # the second try went to the other document
+
+
+def test_a_claim_of_agreement_only_one_document_backs_is_unsupported():
+    passages = _two_documents()[:2]
+    sentence = "Both documents agree that sprocket risk is the product of likelihood and magnitude [1]."
+    [v] = verify_sentences([sentence], passages, lambda d, c: "sprocket risk" in d.lower())
+    assert not v.supported and v.reason == "only AI RMF says it, of the documents it says agree"
+    # the same words without the claim of agreement need the one passage
+    [v] = verify_sentences(["Sprocket risk is the product of likelihood and magnitude [1]."], passages,
+                           lambda d, c: "sprocket risk" in d.lower())
+    assert v.supported and v.passage == 1
+
+
+def test_a_claim_of_agreement_among_passages_of_one_document_is_judged_as_usual():
+    passages = [_p("Sprocket risk is the product of likelihood and magnitude.")]
+    [v] = verify_sentences(["Both passages agree that sprocket risk is a product [1]."], passages,
+                           lambda d, c: True)
+    assert v.supported
+
+
+def test_a_quote_of_one_document_does_not_pass_a_claim_of_agreement():
+    passages = _two_documents()[:2]
+    sentence = "Both documents agree that sprocket risk is the product of likelihood and magnitude."
+    [v] = verify_sentences([sentence], passages, lambda d, c: False)
+    assert not v.supported  # quoting the first passage is no check of the second
+
+
+def test_document_names_in_a_claim_of_agreement_are_no_facts_to_find_in_each_passage():
+    passages = [_p("Sprocket risk is the product of likelihood and magnitude.", doc="NIST.AI.100-1"),
+                Passage(2, "y", "NIST.AI.600-1", "GenAI Profile", "Sec", "prose", None,
+                        "Sprocket risk is the product of likelihood and magnitude here too.", 1.0)]
+    sentence = "NIST.AI.100-1 and NIST.AI.600-1 agree that sprocket risk is the product of likelihood and magnitude."
+    [v] = verify_sentences([sentence], passages, lambda d, c: "sprocket risk" in d.lower())
+    assert v.supported
