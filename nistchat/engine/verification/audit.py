@@ -30,7 +30,8 @@ from ..backends.select import ModelRegistry
 from ..retrieval.query import NUMBER_WORDS
 from ..text import split_sentences
 from ..types import Passage, Retrieval
-from .verify import (_NEGATION, _content_words, _present, _stretches, anchors, claim_text, document_for,
+from .premise import NEGATION
+from .verify import (_content_words, _present, _stretches, anchors, claim_text, document_for,
                      is_checkable, stated_nowhere, ungrounded, _haystack)
 
 SUPPORTED, CONTRADICTED, NOT_FOUND = "supported", "contradicted", "not found"
@@ -139,7 +140,7 @@ def _stated(fact: str, text: str) -> bool:
 
 
 def _negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+    return bool(NEGATION.search(text))
 
 
 class Evidence:

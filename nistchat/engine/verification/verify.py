@@ -285,7 +285,6 @@ def yes_against_no(answer: str, question: str, settles: str) -> Verdict | None:
 
 QUOTE_MIN_SHARE = 0.7  # share of a claim's word trigrams found in one stretch of passage text
 QUOTE_MIN_TRIGRAMS = 4  # shorter claims ("It is voluntary.") always go to the judge
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
 def _trigrams(text: str) -> list[tuple[str, ...]]:
@@ -309,12 +308,12 @@ def quoted_by(claim: str, passages: list[Passage], numbers: list[int]) -> int | 
     grams = _trigrams(claim)
     if len(grams) < QUOTE_MIN_TRIGRAMS:
         return None
-    negated = bool(_NEGATION.search(claim))
+    negated = bool(NEGATION.search(claim))
     for n in numbers:
         for stretch in _stretches(passages[n - 1]):
             have = set(_trigrams(stretch))
             share = sum(g in have for g in grams) / len(grams)
-            if share >= QUOTE_MIN_SHARE and bool(_NEGATION.search(stretch)) == negated:
+            if share >= QUOTE_MIN_SHARE and bool(NEGATION.search(stretch)) == negated:
                 return n
     return None
 
