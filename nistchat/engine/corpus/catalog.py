@@ -138,7 +138,8 @@ class Catalog:
         for start, end, _ in spans:
             article = re.search(r"\b(?:the|a|an)\s+$", text[:start], re.IGNORECASE)
             possessive = re.match(r"['’]s\b", text[end:])
-            owns = possessive and re.match(r"['’]s\s+(?!(?:the|a|an)\b)[A-Za-z]", text[end:], re.IGNORECASE)
+            owns = possessive and re.match(r"\s+(?!(?:the|a|an)\b)[A-Za-z]", text[end + possessive.end():],
+                                           re.IGNORECASE)
             word = instead if start == spans[-1][0] else ""
             word = word + "s" if word and owns else "" if possessive else word  # "its definition"; "X's the same" -> ""
             cut = article.start() if article else start

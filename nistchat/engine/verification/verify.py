@@ -443,16 +443,16 @@ def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_t
     # free, so it runs over every passage and the judge's budget goes to the ones that remain
     ordered = candidate_passages(claim if short else sentence, passages, len(passages))
     agreement = not short and claims_agreement(sentence) and len({p.doc for p in passages}) > 1
+    facts = anchors(stated)
     if agreement:  # the documents it names are no facts a passage of one of them must state
-        facts = [a for a in anchors(stated) if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
-        grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
+        facts = [a for a in facts if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
+    grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
+    if agreement:
         grounded = _each_document_first(grounded, passages)
-    else:
-        grounded = [n for n in ordered if not ungrounded(stated, passages[n - 1])]
     reason = ""
     if not grounded:
-        absent = stated_nowhere(anchors(stated), [_haystack(p) for p in passages])
-        reason = f"not in any passage: {', '.join(absent or anchors(stated))}"
+        absent = stated_nowhere(facts, [_haystack(p) for p in passages])
+        reason = f"not in any passage: {', '.join(absent or facts)}"
     quoted = None if short or agreement else quoted_by(claim, passages, grounded)
     if quoted is not None:
         return _Open(sentence, claim, grounded, reason, tries, Verdict(sentence, True, quoted, "quotes the passage"))
