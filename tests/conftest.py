@@ -169,6 +169,18 @@ def migrate_empty(database_url: str) -> None:
         db.engine.dispose()
 
 
+def _close_apps() -> None:
+    from .web_support import close_apps  # web_support imports make_settings from here
+    close_apps()
+
+
+@pytest.fixture(autouse=True)
+def closed_apps():
+    """Every app a test built is closed at its end, whatever database it used."""
+    yield
+    _close_apps()
+
+
 @pytest.fixture
 def database_url(request, db_engine):
     """"" (the SQLite file in the test's instance dir) or a fresh PostgreSQL database at head."""
@@ -178,6 +190,7 @@ def database_url(request, db_engine):
     server = request.getfixturevalue("postgres")
     name = server.checkout()
     yield server.url(name)
+    _close_apps()  # before the database goes to the next test
     try:
         server.checkin(name)
     except Exception:  # a test that changed its database's schema: not reused
@@ -193,6 +206,7 @@ def blank_database_url(request, db_engine):
     server = request.getfixturevalue("postgres")
     name = server.create_database()
     yield server.url(name)
+    _close_apps()
     server.drop_database_later(name)
 
 

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from nistchat.chat.runs import registry
 from nistchat.chat.shared import MirroredRun, RemoteRun, SharedRunRegistry
+from nistchat.chat.shared import close as close_app
 from nistchat.extensions import db
 from nistchat.models import AnswerEvents, AnswerLease, Conversation, Message
 
@@ -172,3 +173,19 @@ def test_a_live_answers_lease_is_renewed_even_while_its_events_cannot_be_copied(
         assert isinstance(registry(app_b).get(mid), RemoteRun)  # b still follows it: its lease is alive
     finally:
         mirror.forget(run)
+
+
+def test_a_closed_mirror_leaves_nothing_writing_to_its_database(tmp_path, shared_runtime, shared_url):
+    """An app done with its database (a process ending, a test's app before its database goes to
+    the next test): closing it deletes a stored answer's events at once, not KEEP_EVENTS_S later,
+    and its thread ends, so nothing writes there afterwards."""
+    (app_a, _app_b), (client_a, _client_b) = two_processes(tmp_path, shared_runtime, shared_url)
+    asked = post(client_a, "/ask", {"question": "Which documents can I ask about?", "topic": "1"}, htmx=True)
+    mid = message_id(asked.get_data(as_text=True))
+    client_a.get(f"/ask/stream/{mid}")
+    wait_for(lambda: rows(app_a, AnswerLease) == 0)  # stored and released; its events kept for followers
+    mirror = registry(app_a).mirror
+    assert rows(app_a, AnswerEvents) > 0 and mirror._thread is not None
+    close_app(app_a)
+    assert rows(app_a, AnswerEvents) == 0
+    assert mirror._thread is None and mirror._runs == {}

@@ -18,6 +18,7 @@ from werkzeug.security import generate_password_hash
 
 from nistchat.app import create_app
 from nistchat.app import upgrade_database
+from nistchat.chat.shared import close as close_app
 
 from .conftest import make_settings
 
@@ -37,7 +38,19 @@ def build_app(tmp_path, runtime, database_url: str = "", **config):
     settings = make_settings(tmp_path, admin_password_hash=ADMIN_HASH, **overrides)
     app = create_app({"SETTINGS": settings, "RUNTIME": runtime, **config})
     upgrade_database(app)
+    _BUILT.append(app)
     return app
+
+
+_BUILT: list = []  # the apps built in this test: closed before its database goes to the next test
+
+
+def close_apps() -> None:
+    """Stop every app built in this test from writing to its database (`shared.close`): an answer
+    mirror still running after the test would write into the next test's database, or into a
+    server already stopped."""
+    while _BUILT:
+        close_app(_BUILT.pop())
 
 
 def _app(app_or_client):

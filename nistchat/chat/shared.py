@@ -120,6 +120,24 @@ class RunMirror:
                 conn.execute(update(LEASES).where(LEASES.c.holder == self.holder, LEASES.c.message_id.in_(ids))
                              .values(lease_until=time.time() + self.lease_s))
 
+    def close(self) -> None:
+        """Stop writing to the database: the app is done with it (a process ending, a test's app
+        whose database goes to the next test). An answer still being written loses its lease by
+        running out, as a dead writer's does; a stored answer's events are deleted now rather
+        than KEEP_EVENTS_S later, which would be in a database that may by then be another's."""
+        with self._lock:
+            runs, thread = list(self._runs.values()), self._thread
+            self._runs.clear()  # the thread ends at its next round
+        if thread is not None:
+            thread.join(timeout=4 * FLUSH_S)
+        released = [run.message_id for run in runs if run.released_at is not None]
+        if released:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(delete(EVENTS).where(EVENTS.c.message_id.in_(released)))
+            except Exception:  # the database is gone already: nothing is left to follow there
+                log.warning("answer mirror: cannot delete the stored answers' events", exc_info=True)
+
     def _loop(self) -> None:
         """Flush and renew while this process has answers in the database; then end, so an idle
         process (or one whose database has gone away for good) holds no thread that writes to it.
@@ -230,3 +248,10 @@ def install(app: Flask) -> None:
     with app.app_context():
         engine = db.engine
     app.extensions["nistchat_runs"] = SharedRunRegistry(RunMirror(engine, settings.queue.lease_s))
+
+
+def close(app: Flask) -> None:
+    """Stop the app's writes to the shared database (`RunMirror.close`); nothing to do without one."""
+    runs = app.extensions.get("nistchat_runs")
+    if isinstance(runs, SharedRunRegistry):
+        runs.mirror.close()
