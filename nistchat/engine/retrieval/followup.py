@@ -322,7 +322,7 @@ def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
     """After a drill-down ("the third one, how is it measured?"), "and for privacy?" asks the
     same of another item: the item the previous turn picked is replaced by the turn's words.
     (the new slot, the question), or ('', '') when the previous turn picked no item."""
-    words = _ELLIPSIS_OPENING.sub("", turn).strip(" ?.!,")
+    words = _named_by_ellipsis(turn)
     if not previous.slot or previous.slot not in previous.frame or not words:
         return "", ""
     return words, previous.frame.replace(previous.slot, words, 1)
@@ -330,6 +330,16 @@ def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
 
 def _strip(pattern: re.Pattern, text: str) -> str:
     return pattern.sub("", text, count=1).strip(" ,:;-")
+
+
+def _bare(text: str) -> str:
+    """`text` without the filler it opens with ("ok", "thanks,", "hmm"): what the turn asks."""
+    return _strip(_FILLER_START, text) or text
+
+
+def _named_by_ellipsis(bare: str) -> str:
+    """What an ellipsis names of its own: "and for sprocket audits?" -> "sprocket audits"."""
+    return _ELLIPSIS_OPENING.sub("", bare).strip(" ?.!,")
 
 
 def _unasked(text: str) -> str:
@@ -345,8 +355,8 @@ def goes_on(text: str) -> bool:
     something of its own: after an answer it goes on with the conversation, whatever else its
     words resemble (a small-talk classifier took one such turn, two words and its question
     marks, for a question about the assistant)."""
-    bare = _strip(_FILLER_START, normalise(text)) or text
-    return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_ELLIPSIS_OPENING.sub("", bare)))
+    bare = _bare(normalise(text))
+    return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_named_by_ellipsis(bare)))
 
 
 def _acts_on_previous(text: str) -> bool:
@@ -449,7 +459,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         return Resolution(f"{rest} ({base})", "follow-up, a choice among the items of the previous answer's list",
                           "follow_up", _scope(named, previous), leans_on_answered=answered)
 
-    bare = _strip(_FILLER_START, text) or text
+    bare = _bare(text)
     # "in German please: who signs it off?": asking for the answer's language speaks to the
     # conversation, so a short question with it leans on what was said
     unasked = _unasked(bare) if asked_language(bare) else None
@@ -473,7 +483,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base
-        focus = _ELLIPSIS_OPENING.sub("", bare).strip(" ?.!,")  # "and for sprocket audits?" -> "sprocket audits"
+        focus = _named_by_ellipsis(bare)
         swapped = _swap(frame, bare)
         if swapped:  # a whole question again, asked as such: told "and MAP?", a small reader restates GOVERN
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
