@@ -22,10 +22,10 @@ from ..backends.select import ModelRegistry
 from ..corpus.catalog import documents
 from ..errors import BackendError, IndexMissing
 from ..retrieval import Retriever
-from ..retrieval.followup import answer_items, goes_on
+from ..retrieval.followup import answer_items, goes_on, turns_of
 from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences
-from ..types import Answer, Failure, Passage, Retrieval, Trace, Verdict, verdict_dict
+from ..types import Answer, Failure, Passage, Resolution, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
 from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity, count_mismatch,
                                    counted_not_listed, restates_question,
@@ -35,7 +35,7 @@ from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
 from .language import answer_language, source_line
-from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages, without_scaffolding
+from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages, without_said, without_scaffolding
 from .smalltalk import SmallTalkClassifier, is_refusal, reply
 
 log = logging.getLogger(__name__)
@@ -227,6 +227,7 @@ class _Run:
         self.english = ""  # a question typed in another language, as translated for the search
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
+        self.reader_passages: list[Passage] = []  # what the reader is shown of `passages` (`prompt.without_said`)
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
         self.language = answer_language(question)  # '' for English
 
@@ -340,10 +341,27 @@ class _Run:
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
             self.rewrites = bool(retrieval.followup.reuse)
+        self.reader_passages = self.shown_to_reader(retrieval.followup)
         subject = retrieval.followup.subject if retrieval.followup is not None else ""
         self.premise = premise.traced(self.question, self.passages, self.trace, subject)
         yield Sources(self.passages, self.risk.level, self.searched_for)
         return retrieval
+
+    def shown_to_reader(self, followup: Resolution | None) -> list[Passage]:
+        """The passages as the reader reads them: for a follow-up that asks something new of the
+        conversation (one leaning on the turn before, a correction), less the sentences the
+        previous answer already said (`prompt.without_said`), which the trace counts. A rewrite
+        of that answer, a drill-down into its list and a comparison keep them: they are what
+        those turns are about."""
+        if followup is None or followup.kind not in ("follow_up", "correction"):
+            return self.passages
+        turns = turns_of(self.history, self.question)
+        if not turns or not turns[-1].answered:
+            return self.passages
+        shown, elided = without_said(self.passages, turns[-1].answer)
+        if elided:
+            self.trace.add("elide", 0.0, [{"sentences": elided}], "said by the previous answer: left out of the reader's passages")
+        return shown
 
     def refuse_before(self, gate: refusal.Gate) -> Iterator[Event]:
         text = refusal.message(self.passages, "off_topic", self.pipeline.retriever().index, self.language)
@@ -446,7 +464,7 @@ class _Run:
         # a rewrite's ask carries the answer it rewrites, citing the passages it is given again: the
         # conversation window would only repeat it
         rewriting = self.rewrites and bool(self.ask)
-        messages = att.messages = build_messages(self.ask or self.question, self.passages,
+        messages = att.messages = build_messages(self.ask or self.question, self.reader_passages,
                                                  None if rewriting else self.history,
                                                  retry=retry, history_chars=self.opts.history_chars,
                                                  typed=self.question, instruction=instruction,

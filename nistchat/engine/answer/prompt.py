@@ -12,10 +12,12 @@ The prompt is kept short on purpose: on a CPU the prompt is most of the time to 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from ..text import BLOCK_TAG, count_tokens, neutralise, unlabel
+from ..text import BLOCK_TAG, count_tokens, neutralise, split_sentences, unlabel
 from .language import answer_language, asks_for_english
 from ..types import Passage
+from ..verification.premise import stems
 
 SYSTEM_PROMPT = (
     "Answer only from the numbered context; if it lacks the answer, say you don't know. Use plain text. "
@@ -46,6 +48,29 @@ def without_scaffolding(text: str) -> str:
     question is in the next message."): they are ours, not an answer, and a person reads them as
     noise."""
     return re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
+
+
+ELIDED = "[…]"
+SAID_SHARE = 0.8  # the share of a sentence's words the previous answer holds for it to count as said
+SAID_MIN_WORDS = 5  # a shorter sentence ("Urgently needed.") is a heading or a label, not something said
+
+
+def without_said(passages: list[Passage], previous: str) -> tuple[list[Passage], int]:
+    """The passages with each sentence the previous answer already said put as "[…]", and how
+    many were: a follow-up's passages often open with the one the previous answer came from, and
+    a small reader, shown those sentences again, says them again instead of what the turn asks
+    (docs/decisions.md, "What the previous answer said, left out of a follow-up's passages").
+    Only the reader's copy: the checks and the page read the passages whole."""
+    said, out, elided = stems(previous), [], 0
+    for p in passages:
+        text = p.text
+        for sentence in split_sentences(p.text, "plain"):
+            words = stems(sentence)
+            if len(words) >= SAID_MIN_WORDS and len(words & said) >= SAID_SHARE * len(words):
+                text = text.replace(sentence.strip(), ELIDED, 1)
+                elided += 1
+        out.append(replace(p, text=text) if text != p.text else p)
+    return out, elided
 
 
 def passage_header(n: int, p: Passage) -> str:

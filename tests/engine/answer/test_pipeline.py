@@ -16,7 +16,8 @@ from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
 from nistchat.engine.answer.pipeline import DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.answer.prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION
+from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, RETRY_INSTRUCTION
+from nistchat.engine.text import split_sentences
 from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
@@ -559,3 +560,35 @@ def test_an_answer_in_another_language_quotes_the_english_sentence_it_rests_on(r
     # an English question gets no such line
     events, _ = run(rt, "who published the plan for global engagement on AI standards?")
     assert "original" not in events[-1].to_dict()["answer"]
+
+
+class RecordingReader:
+    """TEST DOUBLE: the real reader, with the messages it was sent recorded."""
+
+    def __init__(self, real):
+        self.real, self.name, self.calls = real, real.name, []
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
+        self.calls.append(messages)
+        yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
+
+
+def test_a_follow_ups_reader_is_not_shown_again_what_the_previous_answer_said(rt):
+    """The previous answer quoted a sentence of the passage the follow-up finds first: the reader
+    reads that passage with the sentence as "[…]", the trace counts it, and the page and the
+    checks read the passage whole."""
+    turn = "and who is it written for?"
+    history = [{"role": "user", "content": "what is the AI RMF?"},
+               {"role": "assistant", "content": "A framework for managing AI risks [1]."}]
+    before = list(rt.answer(turn, history))[-1].to_dict()
+    text = before["sources"][0]["text"]
+    said = next(s.strip() for s in split_sentences(text, "plain") if len(s.split()) >= 8)
+    history[1]["content"] = f'The sources say: "{said}" [1]'
+    double = RecordingReader(rt.models.real.reader())
+    use_reader(rt, double)
+    final = list(rt.answer(turn, history))[-1].to_dict()
+    assert final["searched_for"] == before["searched_for"] and final["sources"][0]["text"] == text
+    passages = double.calls[0][1]["content"].split("</passages>")[0]  # the window after it holds the answer
+    assert said not in passages and ELIDED in passages
+    elide = next(s for s in final["trace"]["stages"] if s["name"] == "elide")
+    assert elide["items"][0]["sentences"] >= 1

@@ -1,6 +1,7 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
-from nistchat.engine.answer.prompt import (QUESTION_FOLLOWS, RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
-                                           format_context, history_window, neutralise, without_scaffolding)
+from nistchat.engine.answer.prompt import (ELIDED, QUESTION_FOLLOWS, RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
+                                           format_context, history_window, neutralise, without_said,
+                                           without_scaffolding)
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage
 
@@ -121,3 +122,19 @@ def test_the_prompts_own_words_echoed_by_the_reader_are_cut_from_its_answer():
     assert without_scaffolding(f"Both say so [1].\n{QUESTION_FOLLOWS}") == "Both say so [1]."
     assert without_scaffolding("- GOVERN [1]\n- MAP [2]\n</conversation>") == "- GOVERN [1]\n- MAP [2]"
     assert without_scaffolding("The question asks about MAP [2].") == "The question asks about MAP [2]."
+
+
+def test_a_sentence_the_previous_answer_said_is_left_out_of_the_readers_passages():
+    """Said again in other words it stays; said back near word for word it is "[…]"; a short
+    sentence (a label) and a passage with nothing said stay whole, and so does the original."""
+    first = P(1, "Sprocket audits check every sprocket twice a year for wear. Short label here. "
+                 "Gadget reviews record who approved each gadget and when.")
+    second = P(2, "Widgets are counted by hand in each warehouse.")
+    previous = "The sources say sprocket audits check every sprocket for wear twice a year [1]."
+    shown, elided = without_said([first, second], previous)
+    assert elided == 1
+    assert shown[0].text == f"{ELIDED} Short label here. Gadget reviews record who approved each gadget and when."
+    assert shown[1] is second and first.text.startswith("Sprocket audits")
+    assert (shown[0].rank, shown[0].id) == (1, "p1")  # the same passage, numbered as the page shows it
+    assert without_said([first], "Widgets are rarely discussed.") == ([first], 0)
+    assert without_said([first], "") == ([first], 0)
