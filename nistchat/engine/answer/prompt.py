@@ -60,7 +60,9 @@ def without_said(passages: list[Passage], previous: str) -> tuple[list[Passage],
     many were: a follow-up's passages often open with the one the previous answer came from, and
     a small reader, shown those sentences again, says them again instead of what the turn asks
     (docs/decisions.md, "What the previous answer said, left out of a follow-up's passages").
-    Only the reader's copy: the checks and the page read the passages whole."""
+    Only the reader's copy: the page and the checks read the passages whole, but for the judge
+    asked inside the answer's own prompt, which reads what the reader read: a sentence taken from
+    the previous answer instead is not found there, so it is marked and, for a follow-up, retried."""
     said, out, elided = stems(previous), [], 0
     for p in passages:
         text = p.text

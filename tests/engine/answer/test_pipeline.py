@@ -562,17 +562,6 @@ def test_an_answer_in_another_language_quotes_the_english_sentence_it_rests_on(r
     assert "original" not in events[-1].to_dict()["answer"]
 
 
-class RecordingReader:
-    """TEST DOUBLE: the real reader, with the messages it was sent recorded."""
-
-    def __init__(self, real):
-        self.real, self.name, self.calls = real, real.name, []
-
-    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
-        self.calls.append(messages)
-        yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
-
-
 def test_a_follow_ups_reader_is_not_shown_again_what_the_previous_answer_said(rt):
     """The previous answer quoted a sentence of the passage the follow-up finds first: the reader
     reads that passage with the sentence as "[…]", the trace counts it, and the page and the
