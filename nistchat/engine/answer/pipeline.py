@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from functools import cached_property
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from ...config import Settings
@@ -35,7 +35,8 @@ from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
 from .generate import stream_answer
 from .language import answer_language, source_line
-from .prompt import LIST_INSTRUCTION, RETRY_INSTRUCTION, build_messages, without_said, without_scaffolding
+from .prompt import (LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION, build_messages, said_before, without_said,
+                     without_scaffolding)
 from .smalltalk import SmallTalkClassifier, is_refusal, reply
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,7 @@ class _Run:
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
         self.reader_passages: list[Passage] = []  # what the reader is shown of `passages` (`prompt.without_said`)
+        self.said = ""  # the previous answer, when sentences it said were left out of `reader_passages`
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
         self.language = answer_language(question)  # '' for English
 
@@ -360,8 +362,17 @@ class _Run:
             return self.passages
         shown, elided = without_said(self.passages, turns[-1].answer)
         if elided:
+            self.said = turns[-1].answer
             self.trace.add("elide", 0.0, [{"sentences": elided}], "said by the previous answer: left out of the reader's passages")
         return shown
+
+    def as_repeat(self, verdict: Verdict) -> Verdict:
+        """An unsupported sentence the previous answer already said, marked as that repeat: the
+        judge asked inside the prompt reads the passages without it, so "no passage supports this"
+        would be untrue of a sentence a passage may well state; it is not this turn's answer."""
+        if self.said and not verdict.supported and not verdict.reason and said_before(verdict.text, self.said):
+            return replace(verdict, reason=REPEATED)
+        return verdict
 
     def refuse_before(self, gate: refusal.Gate) -> Iterator[Event]:
         text = refusal.message(self.passages, "off_topic", self.pipeline.retriever().index, self.language)
@@ -563,6 +574,7 @@ class _Run:
                                           question=self.question if full else "",
                                           unknown_terms=self.unknown_terms,
                                           check_at=self.judge_in_prompt(verifier, att)):
+                    v = self.as_repeat(v)
                     att.verdicts.append(v)
                     yield Checked(v, att.n)
                 att.verified = full

@@ -52,7 +52,8 @@ def without_scaffolding(text: str) -> str:
 
 ELIDED = "[…]"
 SAID_SHARE = 0.8  # the share of a sentence's words the previous answer holds for it to count as said
-SAID_MIN_WORDS = 5  # a shorter sentence ("Urgently needed.") is a heading or a label, not something said
+SAID_MIN_WORDS = 5  # a shorter sentence ("Sprocket basics.") is a heading or a label, not something said
+REPEATED = "it repeats the previous answer, which this turn's passages were read without"
 
 
 def without_said(passages: list[Passage], previous: str) -> tuple[list[Passage], int]:
@@ -62,17 +63,27 @@ def without_said(passages: list[Passage], previous: str) -> tuple[list[Passage],
     (docs/decisions.md, "What the previous answer said, left out of a follow-up's passages").
     Only the reader's copy: the page and the checks read the passages whole, but for the judge
     asked inside the answer's own prompt, which reads what the reader read: a sentence taken from
-    the previous answer instead is not found there, so it is marked and, for a follow-up, retried."""
+    the previous answer instead is not found there, so it is marked as a repeat (`said_before`)
+    and, for a follow-up, retried."""
     said, out, elided = stems(previous), [], 0
     for p in passages:
         text = p.text
         for sentence in split_sentences(p.text, "plain"):
-            words = stems(sentence)
-            if len(words) >= SAID_MIN_WORDS and len(words & said) >= SAID_SHARE * len(words):
+            if _said(sentence, said):
                 text = text.replace(sentence.strip(), ELIDED, 1)
                 elided += 1
         out.append(replace(p, text=text) if text != p.text else p)
     return out, elided
+
+
+def said_before(sentence: str, previous: str) -> bool:
+    """Whether the previous answer already said `sentence` (by `without_said`'s measure)."""
+    return _said(sentence, stems(previous))
+
+
+def _said(sentence: str, said: set[str]) -> bool:
+    words = stems(sentence)
+    return len(words) >= SAID_MIN_WORDS and len(words & said) >= SAID_SHARE * len(words)
 
 
 def passage_header(n: int, p: Passage) -> str:

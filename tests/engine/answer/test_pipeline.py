@@ -16,7 +16,7 @@ from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
 from nistchat.engine.answer.pipeline import DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
-from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, RETRY_INSTRUCTION
+from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION
 from nistchat.engine.text import split_sentences
 from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO
 
@@ -200,9 +200,9 @@ class RecordingReader:
     def __init__(self, real):
         self.real, self.name, self.calls = real, real.name, []
 
-    def stream(self, messages, *, max_tokens=512, temperature=0.1, first_token_s=None):
+    def stream(self, messages, **kwargs):
         self.calls.append(messages)
-        yield from self.real.stream(messages, max_tokens=max_tokens, temperature=temperature)
+        yield from self.real.stream(messages, **kwargs)
 
 
 # lower-case and made of ordinary words: an all-caps token would be refused as an unknown term
@@ -467,17 +467,6 @@ def test_a_document_choice_the_index_lacks_is_a_bad_input_error_before_the_reade
     assert "Known: NIST.AI.999-9, NIST.AI.CI-Profile-Concept-Note" in events[0].failure.message
 
 
-class RecordingReader:
-    """TEST DOUBLE: the real reader, recording the messages of each call."""
-
-    def __init__(self, real):
-        self.real, self.name, self.calls = real, real.name, []
-
-    def stream(self, messages, **kwargs):
-        self.calls.append(messages)
-        yield from self.real.stream(messages, **kwargs)
-
-
 def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked_against_them(rt):
     """"briefer please" after an answer: no new search (the previous answer's passages come back as
     the sources), the gate lets it through, the real reader writes from them, given the answer to
@@ -581,3 +570,39 @@ def test_a_follow_ups_reader_is_not_shown_again_what_the_previous_answer_said(rt
     assert said not in passages and ELIDED in passages
     elide = next(s for s in final["trace"]["stages"] if s["name"] == "elide")
     assert elide["items"][0]["sentences"] >= 1
+
+
+class FindsNothingJudge:
+    """TEST DOUBLE: a reader-as-judge that finds no claim supported, inside the prompt or not."""
+
+    name, judges_in_prompt = "finds nothing supported", True
+
+    def check(self, document, claim):
+        return False
+
+    def check_in_prompt(self, messages, number, claim):
+        return False
+
+
+def test_a_sentence_the_previous_answer_said_is_marked_as_a_repeat_not_as_unsupported(rt, monkeypatch):
+    """A follow-up's answer that says again a sentence the previous answer said (which its reader
+    was shown as "[…]") is marked as that repeat, and still retried; a sentence of its own that no
+    passage supports keeps the plain mark."""
+    turn = "and who is it written for?"
+    history = [{"role": "user", "content": "what is the AI RMF?"},
+               {"role": "assistant", "content": "A framework for managing AI risks [1]."}]
+    text = list(rt.answer(turn, history))[-1].to_dict()["sources"][0]["text"]
+    said = next(s.strip() for s in split_sentences(text, "plain") if len(s.split()) >= 8)
+    history[1]["content"] = f'The sources say: "{said}" [1]'
+    words = said.rstrip(".").split()
+    again = " ".join(words[::2] + words[1::2]) + "."  # its words, none of its word runs: no quote
+    own = "Sprocket makers must file a gadget form every week."
+    use_reader(rt, ScriptedReader(f"{again} {own}", "says the previous answer again"))
+    rt.models.serve_verifier(FindsNothingJudge())
+    monkeypatch.setattr(rt.settings.verify, "context", "answer")
+    events = list(rt.answer(turn, history))
+    verdicts = [e.verdict for e in events if e.type == "verdict" and e.attempt == 1]
+    assert [v.reason for v in verdicts if v.text == again] == [REPEATED]
+    assert all(not v.supported for v in verdicts)
+    assert not any(v.reason == REPEATED for v in verdicts if own in v.text)
+    assert any(e.type == "retry" for e in events)
