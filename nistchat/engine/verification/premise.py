@@ -79,6 +79,7 @@ guidance guide nist""".split())
 
 
 _OPPOSITES = tuple(({stem(w) for w in a.split()}, {stem(w) for w in b.split()}) for a, b in _OPPOSITE_WORDS)
+_OBLIGED = {stem("mandatory")}  # what "why must X …" claims of X, though "must" itself is left out above
 # Words that claim the same thing, so that a passage denying one denies a claim made with another:
 # "not exhaustive" against "a complete list".
 _SAME_WORDS = (frozenset(stem(w) for w in "complete comprehensive exhaustive everything entire".split()),)
@@ -108,6 +109,7 @@ class Premise:
     claim: str
     form: str
     negated: bool = False  # "why can't I …": not checked (see the module's docstring)
+    obliged: bool = False  # "why must X …": the question takes it for granted that X is required
 
 
 # A second question joined to the premise: "why is X required, and what happens if …"
@@ -142,8 +144,9 @@ def presuppositions(question: str) -> list[Premise]:
             if m:
                 claim = _clean(m.group("claim"))
                 negated = bool(m.groupdict().get("neg")) or bool(NEGATION.search(claim))
+                obliged = (m.groupdict().get("aux") or "").lower() == "must"  # asserted, not in passing
                 if len(_WORD.findall(claim)) >= 3:
-                    found.append(Premise(claim, form, negated))
+                    found.append(Premise(claim, form, negated, obliged))
                 break
     return found
 
@@ -221,7 +224,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
     if len(claim) < 2:
         return None
     denied = _with_same(claim)  # the words whose denial contradicts the claim
-    opposites = {o for s in claim for o in _opposite(s)}
+    opposites = {o for s in claim | (_OBLIGED if premise.obliged else set()) for o in _opposite(s)}
     best: tuple[tuple[int, int], Contradiction] | None = None
     for n, p in enumerate(passages, 1):
         heading = stems(f"{p.doc} {p.title} {p.section}")
@@ -236,7 +239,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
             negated = under & denied - heading - given - DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
-            cue = "/".join([next(s for s in sorted(claim) if _opposite(s) & set(flipped)), flipped[0]]) \
+            cue = "/".join([next(s for s in sorted(claim | _OBLIGED) if _opposite(s) & set(flipped)), flipped[0]]) \
                 if flipped else "not"
             rank = (len(negated) + 2 * bool(flipped), len(about))
             if best is None or rank > best[0]:

@@ -81,6 +81,17 @@ def test_an_opposite_word_in_a_retrieved_passage_contradicts_the_premise(runtime
     assert result.to_dict()["contradicted"]["passage"] == c.passage
 
 
+def test_why_must_takes_for_granted_that_it_is_required(runtime):
+    """ "must" says nothing in a claim's middle ("the tolerance each organization must use"), but
+    "why must X …" asks why X is required: the passage saying the framework is voluntary denies it."""
+    assert [p.obliged for p in presuppositions("why must sprocket makers oil every gadget?")] == [True]
+    assert [p.obliged for p in presuppositions("why should sprocket makers oil every gadget?")] == [False]
+    question = "why must every hospital adopt the AI RMF?"
+    result = check(question, runtime.retrieve(question, k=6).passages)
+    assert result.contradicted is not None and result.contradicted.cue == "mandat/volunt"
+    assert "voluntary" in result.contradicted.sentence.lower() and result.lead.startswith("Not quite.")
+
+
 def test_a_negation_over_the_premises_words_contradicts_it(runtime):
     question = "so the AI RMF prescribes the risk tolerance each organization must use, right?"
     c = check(question, runtime.retrieve(question, k=6).passages).contradicted
