@@ -138,6 +138,21 @@ def test_ask_shows_sources_streamed_tokens_and_support_marks(page):
     page.screenshot(path=str(ARTIFACTS / "chat.png"), full_page=True)
 
 
+def test_enter_asks_and_shift_enter_starts_a_new_line(page):
+    """As in any chat: Shift+Enter adds a line to the question, Enter sends it (a greeting: answered
+    without the reader, so the test is quick) and the box is cleared."""
+    page.goto("/")
+    before = turn_count(page)
+    page.fill("#question", "hello")
+    page.press("#question", "Shift+Enter")
+    page.type("#question", "there")
+    assert page.input_value("#question") == "hello\nthere" and turn_count(page) == before
+    page.press("#question", "Enter")
+    turn = wait_answered(page, before)
+    assert "hello" in turn.locator(".question").inner_text() and turn.locator(".answer").inner_text().strip()
+    assert page.input_value("#question") == ""
+
+
 def test_a_refused_question_stays_in_the_box(page):
     """422/429 responses are swapped in as messages (htmx treats them as handled, not failed):
     the typed question must survive so the user can shorten it or resend it."""

@@ -1,5 +1,16 @@
 // The page's only script of its own (the CSP allows no inline code and no eval, so no hx-on).
 
+// Enter asks, as in any chat; Shift+Enter starts a new line, and Enter that ends an input method's
+// composition (accented or CJK text) only ends it. requestSubmit goes through the form's checks
+// and htmx's submit handler, like a click on "Ask".
+document.addEventListener("keydown", function (event) {
+  var box = event.target;
+  if (box && box.id === "question" && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    if (box.form && box.value.trim()) box.form.requestSubmit();
+  }
+});
+
 // Clear the question box once the server has accepted the question.
 document.addEventListener("htmx:afterRequest", function (event) {
   var form = event.target;
