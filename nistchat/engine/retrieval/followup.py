@@ -46,17 +46,20 @@ _CORRECTION = re.compile(
 # A turn comparing with what was said: both documents stay in scope.
 _COMPARE = re.compile(r"\b(same|similar|differ\w*|compare\w*|comparison|both|too|as well|also|agree\w*|vs\.?|versus|"
                       r"likewise|contrast)\b", re.IGNORECASE)
+# Requests for a briefer answer, in English and the corpus' likely other languages.
+_BRIEF_WORDS = (r"shorter|short|briefer|brief|(?:one|1|a single|a) (?:sentence|line)|one[- ]liner|tl;?dr|"
+                r"summari[sz]e|summary|kurz\w*|zusammenfass\w*|r[eé]sum[eé]\w*|resumen|resume\w*|m[aá]s corto|"
+                r"plus court")
 # Requests that act on the previous answer, in English and the corpus' likely other languages.
 _ACT = re.compile(
-    r"\b(shorter|short|briefer|brief|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
-    r"one[- ]liner|(?:\d|two|three|four|five) (?:bullets?|points?|sentences?|lines?)|"
-    r"tl;?dr|summari[sz]e|summary|simpler|simplify|in plain (?:english|words|language)|plainer|"
+    rf"\b({_BRIEF_WORDS}|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
+    r"(?:\d|two|three|four|five) (?:bullets?|points?|sentences?|lines?)|"
+    r"simpler|simplify|in plain (?:english|words|language)|plainer|"
     r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"
     r"bullet points?|table form(?:at)?|tabular|rephrase|reword|explain (?:it |that )?(?:simply|like)|"
     r"for (?:my|the|our|your|a) (?:manager|boss|team|exec\w*|director|ciso)(?: (?:mtg|meeting))?|"
     r"in (?:spanish|german|french|english)|translate\w*|auf deutsch|auf englisch|en fran[cç]ais|en espa[nñ]ol|"
-    r"en ingl[eé]s|en anglais|kurz(?:e|er|fassung)?|zusammenfass\w*|r[eé]sum[eé]\w*|resumen|resume\w*|m[aá]s corto|"
-    r"plus court|tabelle|tableau|tabla)\b", re.IGNORECASE)
+    r"en ingl[eé]s|en anglais|tabelle|tableau|tabla)\b", re.IGNORECASE)
 # Words that may surround such a request without making it a new question.
 _ACT_FILLER = {
     "say", "put", "make", "give", "write", "do", "redo", "turn", "show", "can", "could", "u", "you", "pls", "plz",
@@ -120,6 +123,14 @@ ELLIPSIS_ASK = "What do the passages say about {focus}, in the context of: {fram
 # rewrite. Told "rewrite your previous answer to \"<question>\"", a small reader rewrote the question
 # in 3 of 11 dev and dev2 turns (docs/decisions.md, "… the answer itself to rewrite").
 REWRITE_ASK = "Rewrite this answer as asked ({request}):\n\n{answer}"
+# A rewrite asked to be brief, of an answer long enough to need it, is asked for one sentence of at
+# most BRIEF_WORDS words: given a list of 250 words and the plain ask, the 1.5B reader copied it
+# whole for "in one sentence" and for "shorter"; told a count of words, a paragraph, or two
+# sentences, it copied it still; told one sentence of 30 words, it summarised (docs/decisions.md,
+# "A brief rewrite of a long answer"). A short answer is left to the plain ask, which shortened it.
+BRIEF_ASK = "Summarise this answer in one sentence of at most {words} words, as asked ({request}):\n\n{answer}"
+BRIEF_WORDS = 30
+_BRIEF = re.compile(rf"\b(?:{_BRIEF_WORDS})\b", re.IGNORECASE)
 MAX_CHOICES = 12  # a longer "list" is more likely prose split at its commas
 _CITATION = re.compile(r"\s*" + CITATION_MARK)
 # A prose sentence's words before its list: an opening that names nothing ("However, …", "In
@@ -167,10 +178,14 @@ def rewrite_ask(request: str, last: _Turn) -> str:
     """The ask for a turn that acts on the previous answer, the request neutralised as all typed
     text is. The answer keeps its `[n]` marks when its passages come back numbered as it cited
     them (the rewrite is given those same passages), so the rewrite can cite them too; else they
-    are neutralised, as in the conversation window."""
+    are neutralised, as in the conversation window. A request for brevity, of a long answer, asks
+    for one sentence (BRIEF_ASK)."""
     numbered = [p.rank for p in last.sources] == list(range(1, len(last.sources) + 1))
     answer = last.answer.strip()
-    return REWRITE_ASK.format(request=neutralise(request), answer=answer if numbered else neutralise(answer))
+    shown = answer if numbered else neutralise(answer)
+    if len(answer.split()) > 2 * BRIEF_WORDS and _BRIEF.search(request):
+        return BRIEF_ASK.format(words=BRIEF_WORDS, request=neutralise(request), answer=shown)
+    return REWRITE_ASK.format(request=neutralise(request), answer=shown)
 
 
 def turns_of(history: list[dict] | None, current: str, parents: dict | None = None) -> list[_Turn]:

@@ -7,7 +7,7 @@ import pytest
 from nistchat.engine.answer.refusal import gate, vocabulary
 from nistchat.engine.corpus.catalog import Catalog, DocEntry
 from nistchat.engine.retrieval.focus import focused
-from nistchat.engine.retrieval.followup import answer_items, goes_on, passage_items, resolve
+from nistchat.engine.retrieval.followup import BRIEF_WORDS, answer_items, goes_on, passage_items, resolve
 from nistchat.engine.types import Passage
 
 RMF, GAI, AML, SSDF, MON = "NIST.AI.100-1", "NIST.AI.600-1", "NIST.AI.100-2e2023", "NIST.SP.800-218A", "NIST.AI.800-4"
@@ -275,6 +275,19 @@ def test_a_documents_name_is_cut_out_or_put_as_it():
     assert CATALOG.without_names("what is the AI RMF's definition of harm?", "it") == "what is its definition of harm?"
     assert CATALOG.without_names("how do the AI RMF and the GAI Profile differ?", "it") == "how do it differ?"
     assert CATALOG.without_names("is the GAI Profile's the same?", "it") == "is the same?"
+
+
+def test_a_brief_rewrite_of_a_long_answer_asks_for_one_short_sentence():
+    """Given a long answer and the plain ask, the small reader copied it whole; a short answer, or a
+    request for another form, keeps the plain ask."""
+    long = " ".join(f"{n}. Oil gadget {n} before each shift of the sprocket line." for n in range(1, 9))
+    history = chat(("how are gadgets kept?", long, [SOURCE]))
+    for turn in ("in one sentence for my boss", "shorter please", "tl;dr", "kurz bitte"):
+        assert resolve(turn, history, CATALOG).ask == (f"Summarise this answer in one sentence of at most {BRIEF_WORDS} "
+                                                       f"words, as asked ({turn}):\n\n{long}"), turn
+    assert resolve("as a table", history, CATALOG).ask.startswith("Rewrite this answer as asked (as a table)")
+    short = chat(("how are gadgets kept?", "Oiled before each shift.", [SOURCE]))
+    assert resolve("shorter please", short, CATALOG).ask.startswith("Rewrite this answer as asked (shorter please)")
 
 
 def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
