@@ -127,7 +127,7 @@ REWRITE_ASK = "Rewrite this answer as asked ({request}):\n\n{answer}"
 # most BRIEF_WORDS words: given a list of 250 words and the plain ask, the 1.5B reader copied it
 # whole for "in one sentence" and for "shorter"; told a count of words, a paragraph, or two
 # sentences, it copied it still; told one sentence of 30 words, it summarised (docs/decisions.md,
-# "A brief rewrite of a long answer"). A short answer is left to the plain ask, which shortened it.
+# "A new user's walk again"). A short answer is left to the plain ask, which shortened it.
 BRIEF_ASK = "Summarise this answer in one sentence of at most {words} words, as asked ({request}):\n\n{answer}"
 BRIEF_WORDS = 30
 _BRIEF = re.compile(rf"\b(?:{_BRIEF_WORDS})\b", re.IGNORECASE)

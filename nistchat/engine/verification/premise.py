@@ -224,7 +224,8 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
     if len(claim) < 2:
         return None
     denied = _with_same(claim)  # the words whose denial contradicts the claim
-    opposites = {o for s in claim | (_OBLIGED if premise.obliged else set()) for o in _opposite(s)}
+    claimed = claim | _OBLIGED if premise.obliged else claim  # with what "why must" claims
+    opposites = {o for s in claimed for o in _opposite(s)}
     best: tuple[tuple[int, int], Contradiction] | None = None
     for n, p in enumerate(passages, 1):
         heading = stems(f"{p.doc} {p.title} {p.section}")
@@ -239,7 +240,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
             negated = under & denied - heading - given - DOCUMENT_WORDS
             if not (flipped or negated):
                 continue
-            cue = "/".join([next(s for s in sorted(claim | _OBLIGED) if _opposite(s) & set(flipped)), flipped[0]]) \
+            cue = "/".join([next(s for s in sorted(claimed) if _opposite(s) & set(flipped)), flipped[0]]) \
                 if flipped else "not"
             rank = (len(negated) + 2 * bool(flipped), len(about))
             if best is None or rank > best[0]:
