@@ -229,7 +229,8 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
     best: tuple[tuple[int, int], Contradiction] | None = None
     for n, p in enumerate(passages, 1):
         heading = stems(f"{p.doc} {p.title} {p.section}")
-        for sentence in split_sentences(p.text, "plain"):
+        pieces = split_sentences(p.text, "plain")
+        for i, sentence in enumerate(pieces):
             words = stems(sentence)
             about = (claim - given) & (words | heading) | given & claim & heading
             if len(about) < min_shared:
@@ -244,8 +245,21 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
                 if flipped else "not"
             rank = (len(negated) + 2 * bool(flipped), len(about))
             if best is None or rank > best[0]:
-                best = (rank, Contradiction(premise, n, " ".join(sentence.split()), cue, sorted(about)))
+                best = (rank, Contradiction(premise, n, _with_list_opening(pieces, i), cue, sorted(about)))
     return best[1] if best else None
+
+
+_OPENS_LIST = re.compile(r":\s*(?:\(?\w{1,2}[.)])?\s*$")  # "… strives to:" or "… strives to: 1."
+
+
+def _with_list_opening(pieces: list[str], i: int, max_words: int = 20) -> str:
+    """Piece `i`, after the words that open its list when it is a list's item: "Be risk-based, …
+    and voluntary." names nothing alone, and the answer opens with the quote ("The AI RMF strives
+    to: 1. Be risk-based, … and voluntary.")."""
+    sentence = " ".join(pieces[i].split())
+    before = " ".join(pieces[i - 1].split()) if i else ""
+    return f"{before} {sentence}" if before and _OPENS_LIST.search(before) and len(before.split()) <= max_words \
+        else sentence
 
 
 @dataclass

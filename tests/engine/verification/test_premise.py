@@ -92,6 +92,14 @@ def test_why_must_takes_for_granted_that_it_is_required(runtime):
     assert "voluntary" in result.contradicted.sentence.lower() and result.lead.startswith("Not quite.")
 
 
+def test_a_list_item_is_quoted_with_the_words_that_open_its_list():
+    """ "Be … voluntary." names nothing alone: the lead quotes it after "The … strives to: 1."."""
+    guide = Passage(1, "p1", "D", "Sprocket guide", "Attributes", "list", None,
+                    "The sprocket guide strives to:\n1. Be cheap, quick and voluntary.\n2. Be read by all.", 0.0)
+    c = contradiction(presuppositions("why must every gadget maker follow the sprocket guide?")[0], [guide])
+    assert c is not None and c.sentence == "The sprocket guide strives to: 1. Be cheap, quick and voluntary."
+
+
 def test_a_negation_over_the_premises_words_contradicts_it(runtime):
     question = "so the AI RMF prescribes the risk tolerance each organization must use, right?"
     c = check(question, runtime.retrieve(question, k=6).passages).contradicted
