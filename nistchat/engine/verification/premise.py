@@ -250,16 +250,26 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
 
 
 _OPENS_LIST = re.compile(r":\s*(?:\(?\w{1,2}[.)])?\s*$")  # "… strives to:" or "… strives to: 1."
+_NUMBER_ONLY = re.compile(r"^\(?\w{1,2}[.)]$")  # "2.", "(b)": an item's number, split off before it
+MAX_ITEMS_BACK = 12
 
 
 def _with_list_opening(pieces: list[str], i: int, max_words: int = 20) -> str:
     """Piece `i`, after the words that open its list when it is a list's item: "Be risk-based, …
     and voluntary." names nothing alone, and the answer opens with the quote ("The AI RMF strives
-    to: 1. Be risk-based, … and voluntary.")."""
+    to: 1. Be risk-based, … and voluntary."). A later item is quoted after the opening, the
+    items between left out ("The AI RMF strives to: … 2. Be consensus-driven …"), when every
+    second piece back to the opening is an item's number alone."""
     sentence = " ".join(pieces[i].split())
-    before = " ".join(pieces[i - 1].split()) if i else ""
-    return f"{before} {sentence}" if before and _OPENS_LIST.search(before) and len(before.split()) <= max_words \
-        else sentence
+    number, k = "", i - 1
+    if k > 0 and _NUMBER_ONLY.match(pieces[k].strip()):
+        number = pieces[k].strip()
+        while k > 0 and i - k <= 2 * MAX_ITEMS_BACK and _NUMBER_ONLY.match(pieces[k].strip()):
+            k -= 2  # back over an item and its number: to the item before's number, or the opening
+    opening = " ".join(pieces[k].split()) if k >= 0 else ""
+    if not opening or not _OPENS_LIST.search(opening) or len(opening.split()) > max_words:
+        return sentence
+    return f"{opening} {sentence}" if k == i - 1 else f"{_ENUMERATOR.sub('', opening)} … {number} {sentence}"
 
 
 @dataclass

@@ -93,11 +93,16 @@ def test_why_must_takes_for_granted_that_it_is_required(runtime):
 
 
 def test_a_list_item_is_quoted_with_the_words_that_open_its_list():
-    """ "Be … voluntary." names nothing alone: the lead quotes it after "The … strives to: 1."."""
+    """ "Be … voluntary." names nothing alone: the lead quotes it after "The … strives to:"."""
     guide = Passage(1, "p1", "D", "Sprocket guide", "Attributes", "list", None,
                     "The sprocket guide strives to:\n1. Be cheap, quick and voluntary.\n2. Be read by all.", 0.0)
-    c = contradiction(presuppositions("why must every gadget maker follow the sprocket guide?")[0], [guide])
+    claim = presuppositions("why must every gadget maker follow the sprocket guide?")[0]
+    c = contradiction(claim, [guide])
     assert c is not None and c.sentence == "The sprocket guide strives to: 1. Be cheap, quick and voluntary."
+    later = Passage(1, "p1", "D", "Sprocket guide", "Attributes", "list", None,
+                    "The sprocket guide strives to:\n1. Be read by all.\n2. Be cheap, quick and voluntary.", 0.0)
+    c = contradiction(claim, [later])  # a later item: the items between are left out
+    assert c is not None and c.sentence == "The sprocket guide strives to: … 2. Be cheap, quick and voluntary."
 
 
 def test_a_negation_over_the_premises_words_contradicts_it(runtime):
