@@ -52,7 +52,7 @@ _BRIEF_WORDS = (r"shorter|short|briefer|brief|(?:one|1|a single|a) (?:sentence|l
                 r"plus court")
 # Requests that act on the previous answer, in English and the corpus' likely other languages.
 _ACT = re.compile(
-    rf"\b({_BRIEF_WORDS}|(?:in )?(?:one|1|a single|a) (?:sentence|line|paragraph|word)|"
+    rf"\b({_BRIEF_WORDS}|(?:one|1|a single|a) (?:paragraph|word)|"
     r"(?:\d|two|three|four|five) (?:bullets?|points?|sentences?|lines?)|"
     r"simpler|simplify|in plain (?:english|words|language)|plainer|"
     r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"

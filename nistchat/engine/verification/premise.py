@@ -224,7 +224,7 @@ def contradiction(premise: Premise, passages: list[Passage], min_shared: int = 2
     if len(claim) < 2:
         return None
     denied = _with_same(claim)  # the words whose denial contradicts the claim
-    claimed = claim | _OBLIGED if premise.obliged else claim  # with what "why must" claims
+    claimed = (claim | _OBLIGED) if premise.obliged else claim  # with what "why must" claims
     opposites = {o for s in claimed for o in _opposite(s)}
     best: tuple[tuple[int, int], Contradiction] | None = None
     for n, p in enumerate(passages, 1):
