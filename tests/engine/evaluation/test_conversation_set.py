@@ -37,6 +37,8 @@ MIN_CONVERSATIONS, MIN_TURNS = 40, 100  # all splits together
 MIN_PER_SPLIT = 18
 FIRST_KINDS = {"first", "other_language"}  # a conversation may open in another language
 TURN_FIELDS = ("question", "kind", "doc", "evidence", "key_terms", "answer")
+STANDALONE_FILE = "conversations_dev2_standalone.jsonl"
+STANDALONE_AS_TYPED = {"new_topic", "comparison"}  # a turn that already names its document and topic
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +214,24 @@ def test_comparison_turns_use_both_documents(corpus, turns):
             if isinstance(r["doc"], list):
                 unused = [d for d in r["doc"] if not any(normalise(e) in normalised[d] for e in r["evidence"])]
                 assert not unused, f"{r['id']}: no evidence from {unused}"
+
+
+# --------------------------------------------------------------------------- dev2's follow-ups written standalone
+
+
+def test_standalone_follow_ups_keep_their_turns_expectations(splits):
+    """conversations_dev2_standalone.jsonl asks dev2's follow-ups as first turns, written out in
+    full (data/eval/README.md): each must keep the expectations of the dev2 turn it stands for,
+    or the two runs would score different things; and it may stand only for dev2's turns, which
+    were read to write it (a held-out turn written out would be a held-out turn read)."""
+    dev2 = {f"{c['id']}.{i}": t for c in splits["dev2"] for i, t in enumerate(c["turns"], 1)}
+    standalone = load_jsonl(EVAL_DIR / STANDALONE_FILE)
+    assert len(standalone) >= 40
+    for c in standalone:
+        assert c["id"] in dev2 and not c["id"].endswith(".1"), f"{c['id']}: not a dev2 follow-up"
+        (turn,) = c["turns"]
+        original = dev2[c["id"]]
+        assert {f: turn[f] for f in TURN_FIELDS[1:]} == {f: original[f] for f in TURN_FIELDS[1:]}, c["id"]
+        assert turn.get("key_terms_typed") == original.get("key_terms_typed"), c["id"]
+        assert turn["question"] != original["question"] or original["kind"] in STANDALONE_AS_TYPED, \
+            f"{c['id']}: a follow-up copied, not written out"
