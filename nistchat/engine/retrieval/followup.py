@@ -78,6 +78,8 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
                        r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
 # A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
+# "what does it say about gadgets?": what a turn names after "about", at its end.
+_ABOUT_TOPIC = re.compile(r"\babout\s+(?P<topic>[^?!.]+?)\s*[?!.]*$", re.IGNORECASE)
 _CHOICE = re.compile(r"\b(?:which|what|who)(?:\s+one)?\s+of\s+(?:those|them|these|the\s+above)\b", re.IGNORECASE)
 # Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
@@ -91,6 +93,8 @@ _ELLIPSIS_OPENING = re.compile(r"^(?:(?:and|or|what|how|about|for|same|now|also|
 # However many topic words it has, its subject is what the conversation was about; a pronoun
 # that stands for nothing ("is it true that …", "it's possible to …") does not count.
 _AUX = r"(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)"
+# Words that open a question of their own, not a name: "and what does it say about …?".
+_CLAUSE = re.compile(rf"^(?:{_AUX}|what|which|who|how|why|when|where)\b", re.IGNORECASE)
 # What follows a pronoun that stands for nothing: "it's true …", "is it possible …".
 _STANDS_FOR_NOTHING = (r"(?!'?s?\s+(?:true|possible|ok|okay|worth|the case|necessary|important|fine|enough|likely|"
                        r"unclear|clear)\b)")
@@ -336,11 +340,32 @@ def _swap(frame: str, turn: str) -> str:
 def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
     """After a drill-down ("the third one, how is it measured?"), "and for privacy?" asks the
     same of another item: the item the previous turn picked is replaced by the turn's words.
-    (the new slot, the question), or ('', '') when the previous turn picked no item."""
+    (the new slot, the question), or ('', '') when the previous turn picked no item, or the
+    turn's words are a question of their own ("and what does it say about …?"), no item."""
     words = _named_by_ellipsis(turn)
-    if not previous.slot or previous.slot not in previous.frame or not words:
+    if not previous.slot or previous.slot not in previous.frame or not words or _CLAUSE.match(words):
         return "", ""
     return words, previous.frame.replace(previous.slot, words, 1)
+
+
+def _parts(text: str) -> set[str]:
+    """`word_set` with compounds split: an item "gadget-ready" is named by "gadgets"."""
+    return word_set(re.sub(r"[-/]", " ", text))
+
+
+def _sibling(previous: Resolution, before: list[_Turn], bare: str) -> str:
+    """The item of the list a drill-down picked from that the turn names after "about" instead of
+    the one picked ("what does it say about gadgets?" after "the 3rd one", the list's 5th item
+    being "Gadget-ready"): the one item sharing a word with what the turn asks about, else ''
+    (the turn asks more of the item picked, or names no item of that list). Searched with the
+    drill-down's item and question, such a turn found the section on the item it left."""
+    about = _ABOUT_TOPIC.search(bare)
+    if not previous.slot or previous.slot not in previous.frame or len(before) < 2 or not about:
+        return ""
+    wanted = _parts(about.group("topic"))
+    items, _ = _items_of(before[-2], 1, before[-2].question)  # the list the drill-down pointed into
+    named = [item for item in items if item != previous.slot and wanted & _parts(item)]
+    return named[0] if wanted and len(named) == 1 else ""
 
 
 def _strip(pattern: re.Pattern, text: str) -> str:
@@ -481,6 +506,13 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     asked_back = unasked is not None and len(_content_words(unasked)) <= FOLLOW_UP_MAX_CONTENT_WORDS
     if asked_back:
         bare = unasked or bare
+    sibling = _sibling(previous, before, bare)
+    if sibling:  # asked like the drill-down it follows, with the item it names in place of the one picked
+        question = previous.frame.replace(previous.slot, sibling, 1)
+        ask = previous.ask.replace(previous.slot, sibling, 1) if previous.slot in previous.ask else ""
+        return Resolution(question, f"follow-up, another item of the list the previous turn picked from: {sibling!r}",
+                          "item", _scope(named, previous), leans_on_answered=answered, frame=question, slot=sibling,
+                          ask=ask, focus=sibling)
     continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own

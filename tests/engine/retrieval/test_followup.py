@@ -138,6 +138,22 @@ def test_an_ellipsis_after_a_drill_down_asks_the_same_of_another_item():
     assert resolve("and widget monitoring", history, CATALOG).question.startswith("widget monitoring, what challenges")
 
 
+def test_a_turn_naming_another_item_of_the_drilled_list_after_about_asks_of_that_item():
+    listed = "The profile names these goals:\n- Gadget-ready sprockets [1]\n- Calibrated widgets [2]\n- Audited cogs [3]"
+    history = chat(("which goals does the GAI profile name", listed),
+                   ("tell me more about the 2nd one", "Calibrated widgets are checked each quarter."))
+    for turn in ("what does it say about gadgets?", "and what does it say about gadgets?"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "item" and r.slot == "Gadget-ready sprockets", turn
+        assert r.question.startswith("tell me more about Gadget-ready sprockets") and "widgets" not in r.question
+        assert r.ask == "tell me more about Gadget-ready sprockets" and r.scope == (GAI,)
+    # more of the item picked, or something no item names: searched with the drill-down, as before
+    for turn in ("what does it say about their accuracy?", "and what does it say about accuracy?"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "follow_up" and "Calibrated widgets" in r.question, turn
+        assert not r.slot  # a question of its own is no item to swap in ("about their accuracy")
+
+
 def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     history = chat(("what is the purpose of the map function in the AI RMF", "MAP establishes context."),
                    ("right, and MEASURE?", "MEASURE analyzes risk."))
