@@ -160,6 +160,7 @@ class Resolution:
     ask: str = ""  # what the reader is asked instead of the turn's words ('' = the turn as typed)
     subject: str = ""  # what the turn's "it" stands for: the one document it leans on, as pages name it
     focus: str = ""  # what the turn adds of its own: an ellipsis's words ("and for X?" -> "X"), the item picked
+    items: tuple[str, ...] = ()  # the list a drill-down picked `slot` from, kept for "and the 4th one?" after it
 
     @property
     def resolved(self) -> bool:

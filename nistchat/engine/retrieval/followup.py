@@ -28,7 +28,7 @@ kind, text, cited) and `refused`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise
 from ..types import Passage, Resolution
@@ -353,19 +353,31 @@ def _parts(text: str) -> set[str]:
     return word_set(re.sub(r"[-/]", " ", text))
 
 
-def _sibling(previous: Resolution, before: list[_Turn], bare: str) -> str:
+def _sibling(previous: Resolution, bare: str) -> str:
     """The item of the list a drill-down picked from that the turn names after "about" instead of
     the one picked ("what does it say about gadgets?" after "the 3rd one", the list's 5th item
     being "Gadget-ready"): the one item sharing a word with what the turn asks about, else ''
     (the turn asks more of the item picked, or names no item of that list). Searched with the
     drill-down's item and question, such a turn found the section on the item it left."""
     about = _ABOUT_TOPIC.search(bare)
-    if not previous.slot or previous.slot not in previous.frame or len(before) < 2 or not about:
+    if not previous.items or previous.slot not in previous.frame or not about:
         return ""
     wanted = _parts(about.group("topic"))
-    items, _ = _items_of(before[-2], 1, before[-2].question)  # the list the drill-down pointed into
-    named = [item for item in items if item != previous.slot and wanted & _parts(item)]
+    named = [item for item in previous.items if item != previous.slot and wanted & _parts(item)]
     return named[0] if wanted and len(named) == 1 else ""
+
+
+def _with_item(text: str, ref: re.Match, item: str) -> str:
+    """`text` with the item in place of the ordinal `ref` matched ("the 2nd one, how" -> "Gadgets, how")."""
+    return re.sub(r"\s+([,;:.!?])", r"\1", re.sub(r"\s+", " ", f"{text[:ref.start()]} {item} {text[ref.end():]}")).strip()
+
+
+def _in_place(previous: Resolution, item: str, why: str, scope: tuple[str, ...], answered: bool) -> Resolution:
+    """The drill-down `previous` asked again of another `item` of its list."""
+    question = previous.frame.replace(previous.slot, item, 1)
+    ask = previous.ask.replace(previous.slot, item, 1) if previous.slot in previous.ask else ""
+    return Resolution(question, why, "item", scope, leans_on_answered=answered, frame=question, slot=item, ask=ask,
+                      focus=item, items=previous.items)
 
 
 def _strip(pattern: re.Pattern, text: str) -> str:
@@ -479,18 +491,29 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     item = _ITEM_REF.search(text)
     if item:
         n = _ORDINALS[item.group(1).lower()]
+        if len(previous.items) >= max(n, 1) > len(answer_items(last.answer)) and previous.slot in previous.frame:
+            # "and the 4th one?" after a drill-down whose answer lists nothing: the list it picked
+            # from, before any list in the drill-down's passages; asked like that drill-down, or as
+            # typed when the turn asks something of its own ("and the 4th one, who signs it off?")
+            picked = previous.items[n - 1] if n > 0 else previous.items[-1]
+            again = _in_place(previous, picked, f"follow-up, item {n if n > 0 else 'last'} of the list the previous "
+                                                f"turn picked from: {picked!r}", _scope(named, previous), answered)
+            own = _content_words(_named_by_ellipsis(_bare(f"{text[:item.start()]} {text[item.end():]}")))
+            if not own:
+                return again
+            asked = _with_item(text, item, picked)
+            return replace(again, question=f"{asked} ({again.question})", ask=asked)
         items, passage = _items_of(last, max(n, 1), base)
         if items:
             picked = items[n - 1] if n > 0 else items[-1]
-            rest = re.sub(r"\s+([,;:.!?])", r"\1",
-                          re.sub(r"\s+", " ", f"{text[:item.start()]} {picked} {text[item.end():]}")).strip()
+            rest = _with_item(text, item, picked)
             where = f"the list in the previous answer's passage {passage}" if passage else "the previous answer's list"
             why = f"follow-up, item {n if n > 0 else 'last'} of {where}: {picked!r}"
             question = f"{rest} ({base})" if not named else rest
             # asked with the item in place of the ordinal: asked about "the second one", a small
             # reader answers "the second one is about …", even about a list it wrote itself
             return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
-                              frame=question, slot=picked, ask=rest, focus=picked)
+                              frame=question, slot=picked, ask=rest, focus=picked, items=tuple(items))
 
     choice = _CHOICE.search(text)
     items = answer_items(last.answer) if choice and answered else []
@@ -506,13 +529,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     asked_back = unasked is not None and len(_content_words(unasked)) <= FOLLOW_UP_MAX_CONTENT_WORDS
     if asked_back:
         bare = unasked or bare
-    sibling = _sibling(previous, before, bare)
+    sibling = _sibling(previous, bare)
     if sibling:  # asked like the drill-down it follows, with the item it names in place of the one picked
-        question = previous.frame.replace(previous.slot, sibling, 1)
-        ask = previous.ask.replace(previous.slot, sibling, 1) if previous.slot in previous.ask else ""
-        return Resolution(question, f"follow-up, another item of the list the previous turn picked from: {sibling!r}",
-                          "item", _scope(named, previous), leans_on_answered=answered, frame=question, slot=sibling,
-                          ask=ask, focus=sibling)
+        return _in_place(previous, sibling, f"follow-up, another item of the list the previous turn picked from: "
+                                            f"{sibling!r}", _scope(named, previous), answered)
     continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
@@ -541,7 +561,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             ask = previous.ask.replace(previous.slot, slot, 1) if previous.slot in previous.ask else ""
             return Resolution(swapped, "follow-up, an ellipsis: its words in place of the item the question it "
                               "leans on picked", "follow_up", _scope(named, previous), leans_on_answered=answered,
-                              frame=swapped, slot=slot, ask=ask, focus=focus)
+                              frame=swapped, slot=slot, ask=ask, focus=focus, items=previous.items)
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
                           focus=focus, ask=ELLIPSIS_ASK.format(focus=focus, frame=frame.rstrip(" ?")) if focus else "")

@@ -154,6 +154,22 @@ def test_a_turn_naming_another_item_of_the_drilled_list_after_about_asks_of_that
         assert not r.slot  # a question of its own is no item to swap in ("about their accuracy")
 
 
+def test_an_ordinal_after_a_drill_down_points_into_the_list_it_picked_from():
+    listed = "The profile names these goals:\n- Gadget-ready sprockets [1]\n- Calibrated widgets [2]\n- Audited cogs [3]"
+    drilled = ("tell me more about the 2nd one", "Calibrated widgets are checked each quarter.")
+    history = chat(("which goals does the GAI profile name", listed), drilled)
+    r = resolve("and the 3rd one?", history, CATALOG)
+    assert r.kind == "item" and r.slot == "Audited cogs" and r.ask == "tell me more about Audited cogs"
+    assert "widgets" not in r.question and "3rd" not in r.question
+    # a chain of them, and one naming an item after "about", keep the same list
+    history += chat(("and the 3rd one?", "Cogs are audited yearly."))
+    assert resolve("what about the first?", history, CATALOG).slot == "Gadget-ready sprockets"
+    assert resolve("what does it say about widgets?", history, CATALOG).slot == "Calibrated widgets"
+    # a turn with a question of its own is asked as typed, the item in place of the ordinal
+    r = resolve("and the last one, who signs it off?", history, CATALOG)
+    assert r.ask == "and Audited cogs, who signs it off?" and r.slot == "Audited cogs"
+
+
 def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     history = chat(("what is the purpose of the map function in the AI RMF", "MAP establishes context."),
                    ("right, and MEASURE?", "MEASURE analyzes risk."))
