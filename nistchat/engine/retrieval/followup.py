@@ -217,6 +217,11 @@ def _item_name(line: str) -> str:
     return re.split(r"(?<=[a-z0-9)])\.\s+(?=[A-Z])", name, maxsplit=1)[0].strip(" .*")
 
 
+def _lines_listed(answer: str) -> bool:
+    """Whether the answer lists items line by line (numbered or bulleted)."""
+    return sum(bool(_LIST_LINE.match(line)) for line in (answer or "").splitlines()) >= 2
+
+
 def answer_items(answer: str) -> list[str]:
     """The items of a list answer: numbered or bulleted lines, else the longest run of
     semicolon- or comma-separated parts (after a "Six:" / "… are" lead-in)."""
@@ -491,10 +496,11 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     item = _ITEM_REF.search(text)
     if item:
         n = _ORDINALS[item.group(1).lower()]
-        if len(previous.items) >= max(n, 1) > len(answer_items(last.answer)) and previous.slot in previous.frame:
-            # "and the 4th one?" after a drill-down whose answer lists nothing: the list it picked
-            # from, before any list in the drill-down's passages; asked like that drill-down, or as
-            # typed when the turn asks something of its own ("and the 4th one, who signs it off?")
+        if len(previous.items) >= max(n, 1) and previous.slot in previous.frame and not _lines_listed(last.answer):
+            # "and the 4th one?" after a drill-down whose answer lists nothing line by line: the
+            # list it picked from, before the commas of its prose ("… autonomy, identity, and
+            # dignity") or a list in its passages; asked like that drill-down, or as typed when the
+            # turn asks something of its own ("and the 4th one, who signs it off?")
             picked = previous.items[n - 1] if n > 0 else previous.items[-1]
             again = _in_place(previous, picked, f"follow-up, item {n if n > 0 else 'last'} of the list the previous "
                                                 f"turn picked from: {picked!r}", _scope(named, previous), answered)

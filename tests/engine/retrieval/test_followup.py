@@ -156,7 +156,8 @@ def test_a_turn_naming_another_item_of_the_drilled_list_after_about_asks_of_that
 
 def test_an_ordinal_after_a_drill_down_points_into_the_list_it_picked_from():
     listed = "The profile names these goals:\n- Gadget-ready sprockets [1]\n- Calibrated widgets [2]\n- Audited cogs [3]"
-    drilled = ("tell me more about the 2nd one", "Calibrated widgets are checked each quarter.")
+    # the drill-down's prose has commas enough for a list of its own: not what "the 3rd one" means
+    drilled = ("tell me more about the 2nd one", "Calibrated widgets are checked for drift, wear, noise, and heat.")
     history = chat(("which goals does the GAI profile name", listed), drilled)
     r = resolve("and the 3rd one?", history, CATALOG)
     assert r.kind == "item" and r.slot == "Audited cogs" and r.ask == "tell me more about Audited cogs"
