@@ -77,9 +77,9 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # "the first step", which names a thing of its own).
 _ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
                        r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
-# A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
 # "what does it say about gadgets?": what a turn names after "about", at its end.
 _ABOUT_TOPIC = re.compile(r"\babout\s+(?P<topic>[^?!.]+?)\s*[?!.]*$", re.IGNORECASE)
+# A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
 _CHOICE = re.compile(r"\b(?:which|what|who)(?:\s+one)?\s+of\s+(?:those|them|these|the\s+above)\b", re.IGNORECASE)
 # Words that open a turn without meaning anything ("right, and for MAP?", "thanks, and for MAP?").
 _FILLER_START = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|great|cool|thanks|thank you|thx|got it|i see|hmm+|alright|"
