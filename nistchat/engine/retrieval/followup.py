@@ -342,15 +342,15 @@ def _swap(frame: str, turn: str) -> str:
     return ""
 
 
-def _swap_slot(previous: Resolution, turn: str) -> tuple[str, str]:
+def _swap_slot(previous: Resolution, turn: str) -> str:
     """After a drill-down ("the third one, how is it measured?"), "and for privacy?" asks the
-    same of another item: the item the previous turn picked is replaced by the turn's words.
-    (the new slot, the question), or ('', '') when the previous turn picked no item, or the
-    turn's words are a question of their own ("and what does it say about …?"), no item."""
+    same of another item: the turn's words, to take the place of the item the previous turn
+    picked (`_in_place`); '' when the previous turn picked no item, or the turn's words are a
+    question of their own ("and what does it say about …?"), no item."""
     words = _named_by_ellipsis(turn)
     if not previous.slot or previous.slot not in previous.frame or not words or _CLAUSE.match(words):
-        return "", ""
-    return words, previous.frame.replace(previous.slot, words, 1)
+        return ""
+    return words
 
 
 def _parts(text: str) -> set[str]:
@@ -377,11 +377,12 @@ def _with_item(text: str, ref: re.Match, item: str) -> str:
     return re.sub(r"\s+([,;:.!?])", r"\1", re.sub(r"\s+", " ", f"{text[:ref.start()]} {item} {text[ref.end():]}")).strip()
 
 
-def _in_place(previous: Resolution, item: str, why: str, scope: tuple[str, ...], answered: bool) -> Resolution:
-    """The drill-down `previous` asked again of another `item` of its list."""
+def _in_place(previous: Resolution, item: str, why: str, scope: tuple[str, ...], answered: bool,
+              kind: str = "item") -> Resolution:
+    """The drill-down `previous` asked again of another `item` (of its list, or an ellipsis's words)."""
     question = previous.frame.replace(previous.slot, item, 1)
     ask = previous.ask.replace(previous.slot, item, 1) if previous.slot in previous.ask else ""
-    return Resolution(question, why, "item", scope, leans_on_answered=answered, frame=question, slot=item, ask=ask,
+    return Resolution(question, why, kind, scope, leans_on_answered=answered, frame=question, slot=item, ask=ask,
                       focus=item, items=previous.items)
 
 
@@ -562,12 +563,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",
                               "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
                               ask=swapped, focus=focus)
-        slot, swapped = _swap_slot(previous, bare)
-        if swapped:  # asked like the drill-down it follows: the item swapped in what the reader was asked
-            ask = previous.ask.replace(previous.slot, slot, 1) if previous.slot in previous.ask else ""
-            return Resolution(swapped, "follow-up, an ellipsis: its words in place of the item the question it "
-                              "leans on picked", "follow_up", _scope(named, previous), leans_on_answered=answered,
-                              frame=swapped, slot=slot, ask=ask, focus=focus, items=previous.items)
+        slot = _swap_slot(previous, bare)
+        if slot:  # asked like the drill-down it follows: the item swapped in what the reader was asked
+            return _in_place(previous, slot, "follow-up, an ellipsis: its words in place of the item the question it "
+                             "leans on picked", _scope(named, previous), answered, kind="follow_up")
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
                           focus=focus, ask=ELLIPSIS_ASK.format(focus=focus, frame=frame.rstrip(" ?")) if focus else "")
