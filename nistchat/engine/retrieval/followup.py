@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise
 from ..types import Passage, Resolution
 from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
-from .translate import ASKED_LANGUAGE, asked_language
+from .translate import ASKED_LANGUAGE, asked_language, typed_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
 _NEW_TOPIC = re.compile(
@@ -48,8 +48,8 @@ _COMPARE = re.compile(r"\b(same|similar|differ\w*|compare\w*|comparison|both|too
                       r"likewise|contrast)\b", re.IGNORECASE)
 # Requests for a briefer answer, in English and the corpus' likely other languages.
 _BRIEF_WORDS = (r"shorter|short|briefer|brief|(?:one|1|a single|a) (?:sentence|line)|one[- ]liner|tl;?dr|"
-                r"summari[sz]e|summary|kurz\w*|zusammenfass\w*|r[eé]sum[eé]\w*|resumen|resume\w*|m[aá]s corto|"
-                r"plus court")
+                r"summari[sz]e|summary|kurz\w*|zusammenfass\w*|zusammen|r[eé]sum[eé]\w*|resumen|res[uú]m\w*|"
+                r"m[aá]s corto|plus court|(?:una|une) (?:frase|phrase)|(?:einem|einen) satz")
 # Requests that act on the previous answer, in English and the corpus' likely other languages.
 _ACT = re.compile(
     rf"\b({_BRIEF_WORDS}|(?:one|1|a single|a) (?:paragraph|word)|"
@@ -58,6 +58,8 @@ _ACT = re.compile(
     r"as a (?:table|list|bullet(?:ed)? list|bullets)|in(?:to)? a (?:table|list|bullet(?:ed)? list)|(?:as|in) bullets?|"
     r"bullet points?|table form(?:at)?|tabular|rephrase|reword|explain (?:it |that )?(?:simply|like)|"
     r"for (?:my|the|our|your|a) (?:manager|boss|team|exec\w*|director|ciso)(?: (?:mtg|meeting))?|"
+    r"(?:para|pour|für) (?:mi|mis|mon|ma|mes|notre|nuestro|nuestra|mein|meine|meinen|meinem|unser|unsere|unseren|"
+    r"el|la|le|das|den) (?:jef[ea]|equipo|chef\w*|[ée]quipe|team|direct\w*|gerente|manager)|"
     r"in (?:spanish|german|french|english)|translate\w*|auf deutsch|auf englisch|en fran[cç]ais|en espa[nñ]ol|"
     r"en ingl[eé]s|en anglais|tabelle|tableau|tabla)\b", re.IGNORECASE)
 # Words that may surround such a request without making it a new question.
@@ -68,7 +70,7 @@ _ACT_FILLER = {
     "way", "form", "mtg", "meeting", "email", "slide", "kannst", "du", "das", "es", "bitte", "sagen", "mir", "noch",
     "mal", "machen", "le", "la", "les", "ça", "ca", "svp", "stp", "peux", "tu", "dire", "faire", "por", "favor",
     "eso", "lo", "decir", "puedes", "hacer", "en", "auf", "please?", "so", "then", "also", "same", "one", "per",
-    "each", "doc", "docs", "document",
+    "each", "doc", "docs", "document", "als", "sous", "forme", "de", "hazlo", "fasse", "fass", "mach",
 }
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
              "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
@@ -115,6 +117,19 @@ _POINTS_BACK = (r"\b(?:in|inside|within|from|of|under)\s+(?:it|them|there|that o
                 r"\b(?:in|inside|within|from|of|under|per|about|by)\s+(?:that|this)\s+[a-z]|"
                 r"\b(?:those|these)\b|\bthat\s+way\b|\bthere\s*[?.!]*$")
 _ANAPHOR = re.compile(f"{_ASKS_OF_IT}|{_POINTS_BACK}", re.IGNORECASE)
+# A turn typed in Spanish, German or French reaches these rules as typed only when no translation
+# came (the reader busy, the deadline passed: translate.py), and the English patterns above see
+# nothing in it. What marks it as leaning on the conversation then is its own language's "and"
+# at the start, or a word of it pointing back ("ese engranaje", "darüber", "que dit-il"). German
+# "gibt es" ("is there") points at nothing.
+_LEANS_IN = {
+    "Spanish": re.compile(r"^\W*(?:y|e|pero|entonces|también)\b|\b(?:ello|ellos|ellas|eso|esa|ese|esas|esos|"
+                          r"dicho|dicha|dichos|dichas)\b", re.IGNORECASE),
+    "German": re.compile(r"^\W*(?:und|aber|also|dann)\b|(?<!gibt\s)\bes\b|\b(?:dies|diese|dieser|dieses|diesem|"
+                         r"diesen|dafür|dazu|davon|darin|darüber|damit|dabei|daran|dort)\b", re.IGNORECASE),
+    "French": re.compile(r"^\W*(?:et|mais|alors|donc)\b|\b(?:cela|ça|ce|cet|cette|ces|il|elle|ils|elles)\b",
+                         re.IGNORECASE),
+}
 # Such a turn may name what it asks in this many words of its own and still need the document
 # discussed (the conversation set's dev splits: up to seven).
 ANAPHOR_MAX_CONTENT_WORDS = 8
@@ -417,6 +432,13 @@ def goes_on(text: str) -> bool:
     return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_named_by_ellipsis(bare)))
 
 
+def _leans_as_typed(text: str) -> bool:
+    """Whether `text`, left in Spanish, German or French, opens with that language's "and" or
+    points back with one of its words (`_LEANS_IN`)."""
+    language = typed_language(text)
+    return bool(language) and bool(_LEANS_IN[language].search(text))
+
+
 def _acts_on_previous(text: str) -> bool:
     """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
     request names how to say the previous answer and nothing new to look up."""
@@ -544,7 +566,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     own_words = len(_content_words(own))
-    leans = ellipsis or asked_back or is_follow_up(bare) or not identifiers(bare) and bool(
+    leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or not identifiers(bare) and bool(
         _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4
         or _ANAPHOR.search(own) and own_words <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):

@@ -302,6 +302,22 @@ def test_a_short_question_asking_for_a_language_leans_on_the_conversation():
     assert resolve("who owns the final sign-off?", history, CATALOG).kind != "follow_up"
 
 
+def test_a_turn_left_in_another_language_leans_by_its_own_and_or_its_pointing_words():
+    """When no translation came, the English rules see nothing in a Spanish, German or French
+    turn: its own language's "and", or a word pointing back, makes it lean on the conversation; a
+    question of its own, and German "gibt es" ("is there"), do not."""
+    history = chat(("what does the SSDF profile say about release reviews?", "A reviewer signs off [1]."))
+    for turn in ("¿y quién firma al final?", "quién es responsable de esa revisión?", "und wer zeichnet ab?",
+                 "wie lange dauert es?", "wer ist dafür zuständig?", "et qui signe à la fin ?",
+                 "qui est responsable de cette roue ?", "que dit-il des engrenages ?"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "follow_up" and r.scope == (SSDF,) and r.leans_on_answered, turn
+        assert r.question == f"what does the SSDF profile say about release reviews? {turn}"
+    for turn in ("qué dice el marco sobre los engranajes de prueba?", "welche Risiken gibt es bei Zahnrädern?",
+                 "quels sont les risques des engrenages pour les entreprises ?"):
+        assert resolve(turn, history, CATALOG).kind == "standalone", turn
+
+
 def test_a_documents_name_is_cut_out_or_put_as_it():
     assert CATALOG.without_names("how does the AI RMF define harm?") == "how does define harm?"
     assert CATALOG.without_names("how does the AI RMF define harm?", "it") == "how does it define harm?"
@@ -335,7 +351,10 @@ def test_a_comparison_asks_the_reader_for_each_documents_answer_in_turn():
 def test_acting_on_the_previous_answer_reuses_its_passages():
     history = chat(("how does the GAI profile describe confabulation?", "Confabulation is false content.", [SOURCE]))
     for turn in ("briefer please", "can you put that in a table", "in one sentence for my boss", "auf deutsch bitte",
-                 "a one-liner for your director", "same again in french, short", "three bullets, a bullet for each document"):
+                 "a one-liner for your director", "same again in french, short", "three bullets, a bullet for each document",
+                 # asked in another language, and left untranslated (no translation came in time)
+                 "ponlo más corto para el equipo", "peux-tu le dire plus court pour ma cheffe ?",
+                 "fasse es in einem satz für meinen chef zusammen", "en tabla por favor"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "acts_on_previous" and [p.text for p in r.reuse] == [SOURCE["text"]], turn
         assert r.question == "how does the GAI profile describe confabulation?"
