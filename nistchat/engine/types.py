@@ -161,6 +161,9 @@ class Resolution:
     subject: str = ""  # what the turn's "it" stands for: the one document it leans on, as pages name it
     focus: str = ""  # what the turn adds of its own: an ellipsis's words ("and for X?" -> "X"), the item picked
     items: tuple[str, ...] = ()  # the list a drill-down picked `slot` from, kept for "and the 4th one?" after it
+    # the drill-down a turn still speaks of (a rewrite of its answer, a question leaning on it), so
+    # that "and the 4th one?" after such a turn points into that list, not into a list of its answer's prose
+    drilled: "Resolution | None" = None
 
     @property
     def resolved(self) -> bool:

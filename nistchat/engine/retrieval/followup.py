@@ -373,23 +373,28 @@ def _parts(text: str) -> set[str]:
     return word_set(re.sub(r"[-/]", " ", text))
 
 
-def _sibling(previous: Resolution, bare: str) -> str:
+def _sibling(drill: Resolution, bare: str) -> str:
     """The item of the list a drill-down picked from that the turn names after "about" instead of
     the one picked ("what does it say about gadgets?" after "the 3rd one", the list's 5th item
     being "Gadget-ready"): the one item sharing a word with what the turn asks about, else ''
     (the turn asks more of the item picked, or names no item of that list). Searched with the
     drill-down's item and question, such a turn found the section on the item it left."""
     about = _ABOUT_TOPIC.search(bare)
-    if not previous.items or previous.slot not in previous.frame or not about:
+    if not about:
         return ""
     wanted = _parts(about.group("topic"))
-    named = [item for item in previous.items if item != previous.slot and wanted & _parts(item)]
+    named = [item for item in drill.items if item != drill.slot and wanted & _parts(item)]
     return named[0] if wanted and len(named) == 1 else ""
 
 
 def _with_item(text: str, ref: re.Match, item: str) -> str:
     """`text` with the item in place of the ordinal `ref` matched ("the 2nd one, how" -> "Gadgets, how")."""
     return re.sub(r"\s+([,;:.!?])", r"\1", re.sub(r"\s+", " ", f"{text[:ref.start()]} {item} {text[ref.end():]}")).strip()
+
+
+def _drilled(previous: Resolution) -> Resolution | None:
+    """The drill-down `previous` is, or the one it still speaks of; None when neither."""
+    return previous if previous.items and previous.slot and previous.slot in previous.frame else previous.drilled
 
 
 def _in_place(previous: Resolution, item: str, why: str, scope: tuple[str, ...], answered: bool,
@@ -499,7 +504,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         # a small reader asked "briefer please" alone answers "Please": it is given what to rewrite
         ask = rewrite_ask(text, last) if answered else ""
         return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
-                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask)
+                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask,
+                          drilled=_drilled(previous))
 
     correction = _CORRECTION.match(text)
     if correction:
@@ -519,14 +525,16 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     item = _ITEM_REF.search(text)
     if item:
         n = _ORDINALS[item.group(1).lower()]
-        if len(previous.items) >= max(n, 1) and previous.slot in previous.frame and not _lines_listed(last.answer):
-            # "and the 4th one?" after a drill-down whose answer lists nothing line by line: the
-            # list it picked from, before the commas of its prose ("… autonomy, identity, and
-            # dignity") or a list in its passages; asked like that drill-down, or as typed when the
-            # turn asks something of its own ("and the 4th one, who signs it off?")
-            picked = previous.items[n - 1] if n > 0 else previous.items[-1]
-            again = _in_place(previous, picked, f"follow-up, item {n if n > 0 else 'last'} of the list the previous "
-                                                f"turn picked from: {picked!r}", _scope(named, previous), answered)
+        drill = _drilled(previous)
+        if drill and len(drill.items) >= max(n, 1) and not _lines_listed(last.answer):
+            # "and the 4th one?" after a drill-down (or a turn still speaking of it: a rewrite, a
+            # question leaning on it) whose answer lists nothing line by line: the list it picked
+            # from, before the commas of its prose ("… autonomy, identity, and dignity") or a list
+            # in its passages; asked like that drill-down, or as typed when the turn asks something
+            # of its own ("and the 4th one, who signs it off?")
+            picked = drill.items[n - 1] if n > 0 else drill.items[-1]
+            again = _in_place(drill, picked, f"follow-up, item {n if n > 0 else 'last'} of the list the drill-down "
+                                             f"picked from: {picked!r}", _scope(named, previous), answered)
             own = _content_words(_named_by_ellipsis(_bare(f"{text[:item.start()]} {text[item.end():]}")))
             if not own:
                 return again
@@ -558,10 +566,11 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     asked_back = unasked is not None and len(_content_words(unasked)) <= FOLLOW_UP_MAX_CONTENT_WORDS
     if asked_back:
         bare = unasked or bare
-    sibling = _sibling(previous, bare)
+    drill = _drilled(previous)
+    sibling = _sibling(drill, bare) if drill else ""
     if sibling:  # asked like the drill-down it follows, with the item it names in place of the one picked
-        return _in_place(previous, sibling, f"follow-up, another item of the list the previous turn picked from: "
-                                            f"{sibling!r}", _scope(named, previous), answered)
+        return _in_place(drill, sibling, f"follow-up, another item of the list the drill-down picked from: "
+                                         f"{sibling!r}", _scope(named, previous), answered)
     continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
@@ -596,7 +605,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         scope = _scope(named, previous)
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""
         return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
-                          "follow_up", scope, leans_on_answered=answered, subject=subject)
+                          "follow_up", scope, leans_on_answered=answered, subject=subject, drilled=drill)
     if continues and previous.scope and not named:
         # "and which defences against poisoning do the authors describe": too many words of its own
         # to lean on the question before, but "and …" continues the conversation: its documents stay

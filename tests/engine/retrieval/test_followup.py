@@ -171,6 +171,26 @@ def test_an_ordinal_after_a_drill_down_points_into_the_list_it_picked_from():
     assert r.ask == "and Audited cogs, who signs it off?" and r.slot == "Audited cogs"
 
 
+def test_a_turn_still_speaking_of_the_drilled_item_keeps_its_list_for_a_later_ordinal():
+    """A rewrite of the drill-down's answer, or a question leaning on it, still speaks of the item
+    picked: "and the 3rd one?" after it points into the list the drill-down picked from, not into
+    a list the rewrite's prose or its passages happen to hold."""
+    listed = "The profile names these goals:\n- Gadget-ready sprockets [1]\n- Calibrated widgets [2]\n- Audited cogs [3]"
+    source = {**SOURCE, "doc": GAI, "text": "Gadget hazards:\n1. Drift\n2. Wear\n3. Noise"}
+    history = chat(("which goals does the GAI profile name", listed),
+                   ("tell me more about the 2nd one", "Calibrated widgets are checked each quarter.", [source]))
+    for between in (("shorter please", "Widgets: checked, tuned, logged, and sealed.", [source]),
+                    ("who signs it off?", "The owner, the auditor, the lead, and the clerk.", [source])):
+        r = resolve("and the 3rd one?", history + chat(between), CATALOG)
+        assert r.kind == "item" and r.slot == "Audited cogs" and r.ask == "tell me more about Audited cogs", between
+        assert "Noise" not in r.question and "lead" not in r.question
+        r = resolve("what does it say about gadgets?", history + chat(between), CATALOG)
+        assert r.slot == "Gadget-ready sprockets", between
+    # a new question drops the list: its ordinal points into its own answer again
+    fresh = history + chat(("which gadget hazards does the profile list?", "1. Drift\n2. Wear\n3. Noise", [source]))
+    assert resolve("and the 3rd one?", fresh, CATALOG).slot == "Noise"
+
+
 def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     history = chat(("what is the purpose of the map function in the AI RMF", "MAP establishes context."),
                    ("right, and MEASURE?", "MEASURE analyzes risk."))
