@@ -20,12 +20,29 @@ from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies,
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
+# The reader declining, in the four languages it answers in: it does not know, the passages do not
+# say, or it asks for more context (a small reader's answer to a follow-up it did not follow, which
+# the last walk showed with a quote of a passage under it, as if it were an answer).
 DONT_KNOW = re.compile(
     r"\b(?:i (?:do not|don't|don’t) know|(?:i'm|i am) not sure|i (?:cannot|can't|can’t|am unable to) "
     r"(?:answer|find|determine)|(?:the )?(?:context|passages?|documents?|provided information)"
     r" (?:does|do) not (?:contain|provide|mention|include|say|specify|address|cover)|"
     r"(?:is|are) not (?:mentioned|covered|provided|addressed|specified|found) in the (?:context|passages?|documents?)|"
-    r"no (?:information|mention) (?:about|of|on)|not enough information)\b", re.IGNORECASE)
+    r"no (?:information|mention) (?:about|of|on)|not enough information|"
+    r"(?:please |could you |can you )?(?:provide|give me|share) (?:more|additional|further) (?:context|information|details)|"
+    r"i need more (?:context|information)|could you (?:please )?(?:clarify|specify|rephrase)|"
+    r"no (?:lo )?sé|no (?:tengo|hay) (?:suficiente )?informaci[oó]n|no puedo (?:responder|encontrar|determinar)|"
+    r"(?:el contexto|los pasajes|el pasaje|los documentos|el documento) no (?:contiene|contienen|menciona|mencionan|"
+    r"proporciona|proporcionan|dice|dicen|incluye|incluyen|especifica|especifican|aborda|abordan)|"
+    r"(?:proporciona|proporcione|proporcionar|dame|denme) m[aá]s (?:contexto|informaci[oó]n|detalles)|"
+    r"ich wei(?:ß|ss) (?:es )?nicht|ich kann (?:die frage |das |dies |sie )?nicht beantworten|"
+    r"nicht (?:gen[uü]gend|ausreichend|genug) informationen|(?:gib|geben sie) (?:mir )?mehr (?:kontext|informationen)|"
+    r"(?:der kontext|die textstellen?|die passagen|die dokumente|das dokument) "
+    r"(?:enth[aä]lt|enthalten|erw[aä]hnt|erw[aä]hnen|nennt|nennen) (?:keine|nicht)|"
+    r"je ne sais pas|je ne peux pas (?:r[eé]pondre|trouver|d[eé]terminer)|pas (?:assez|suffisamment) d'informations|"
+    r"(?:fournir|fournissez|donner|donnez|pr[eé]ciser|pr[eé]cisez) (?:plus de|davantage de) (?:contexte|d[eé]tails|informations)|"
+    r"(?:le contexte|les passages|le passage|les documents|le document) ne (?:contient|contiennent|mentionne|"
+    r"mentionnent|pr[eé]cise|pr[eé]cisent|fournit|fournissent|dit|disent|traite|traitent))\b", re.IGNORECASE)
 
 
 def citations(sentence: str) -> list[int]:

@@ -32,6 +32,14 @@ def test_lead_ins_and_refusals_are_not_checked():
     ("The context does not contain information about HIPAA.", True),
     ("", True),
     ("GOVERN 1.2 is about policies [1]. It does not mention fines.", False),
+    # asking for more context instead of answering, and declining in the other languages answered in
+    ("Could you please provide more context about which sprocket you mean?", True),
+    ("Por favor, proporciona más contexto para poder responder.", True),
+    ("Los pasajes no mencionan los engranajes.", True),
+    ("Die Textstellen erwähnen keine Zahnräder.", True),
+    ("Je ne sais pas. Les engrenages sont absents.", True),
+    ("No se debe usar un engranaje sin revisión [1].", False),  # "no se" (must not) is no "no sé"
+    ("Das Profil nennt drei Zahnräder [2].", False),
 ])
 def test_says_dont_know(text, expected):
     assert says_dont_know(text) is expected
