@@ -48,6 +48,20 @@ ABBREVIATIONS = {
 }
 LIST_MARKER = re.compile(r"^\s*(?:[-*•]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
 CITATION_MARK = r"\[\d+(?:\s*[,;–-]\s*\d+)*\]"  # [2], [1, 3], [2-4]
+
+# The line that quotes the English sentence an answer in another language rests on (answer/
+# language.py): the reader translates, the checker and the person checking the source read English.
+SOURCE_LINE = {"German": 'Quelle (englisches Original): "{quote}" [{n}]',
+               "Spanish": 'Fuente (original en inglés): "{quote}" [{n}]',
+               "French": 'Source (original en anglais) : "{quote}" [{n}]'}
+_SOURCE_UNDER = re.compile(r"\s*(?:" + "|".join(re.escape(line.split('"{quote}"')[0]) for line in SOURCE_LINE.values())
+                           + r')"[^\n]*"\s*' + CITATION_MARK + r"\s*$")
+
+
+def without_source_line(answer: str) -> str:
+    """`answer` less the source line quoted under it: what a rewrite of it should rewrite (given
+    both, a small reader copied the quote too)."""
+    return _SOURCE_UNDER.sub("", answer)
 _END = re.compile(r"[.!?]+")
 _AFTER_END = re.compile(r"[\"'”’)\]]*(?:\s*" + CITATION_MARK + r")*")
 _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")

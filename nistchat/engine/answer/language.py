@@ -9,13 +9,8 @@ retrieval also uses to search such a question in English).
 from __future__ import annotations
 
 from ..retrieval.translate import asked_language, typed_language
+from ..text import SOURCE_LINE
 from ..verification.premise import quote
-
-# The line that quotes the English sentence an answer in another language rests on: the reader
-# translates, the checker and the person checking the source read English.
-SOURCE_LINE = {"German": 'Quelle (englisches Original): "{quote}" [{n}]',
-               "Spanish": 'Fuente (original en inglés): "{quote}" [{n}]',
-               "French": 'Source (original en anglais) : "{quote}" [{n}]'}
 
 # A refusal's words in each language an answer is written in ('' is English; answer/refusal.py):
 # asked in Spanish, a person is told in Spanish why there is no answer. Document titles and

@@ -22,13 +22,13 @@ from ..backends.select import ModelRegistry
 from ..corpus.catalog import documents
 from ..errors import BackendError, IndexMissing
 from ..retrieval import Retriever
-from ..retrieval.followup import answer_items, goes_on, turns_of
+from ..retrieval.followup import answer_items, asks_brief, goes_on, turns_of
 from ..retrieval.risk import Risk, classify
-from ..text import count_tokens, split_sentences
+from ..text import count_tokens, split_sentences, without_source_line
 from ..types import Answer, Failure, Passage, Resolution, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
-from ..verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity, count_mismatch,
-                                   counted_not_listed, restates_question,
+from ..verification.verify import (BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity,
+                                   copied_back, count_mismatch, counted_not_listed, restates_question,
                                    says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences, yes_against_no)
 from . import refusal
@@ -46,12 +46,13 @@ LIST_RETRY = "the answer counted the items without naming them"  # the retry's r
 POLAR_RETRY = "the answer said yes and nothing the passages say"
 DENIED_RETRY = "the answer said yes where its source says no"
 PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
+COPY_RETRY = "the answer it was asked to shorten came back as it was"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call), in the order a retry
 # takes them: an opening that agrees with a contradicted premise first (asked again, the reader
 # agrees again). An attempt that dodges loses to one that does not (`_choose`).
 _DODGES = {premise.AGREES_WITH_PREMISE: (PREMISE_RETRY, None), COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION),
-           BARE_POLARITY: (POLAR_RETRY, None), YES_AGAINST_NO: (DENIED_RETRY, None)}
+           BARE_POLARITY: (POLAR_RETRY, None), YES_AGAINST_NO: (DENIED_RETRY, None), COPIED_BACK: (COPY_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -441,6 +442,8 @@ class _Run:
         flagged = {v.reason for v in first.verdicts}
         dodge = next((found for reason, found in _DODGES.items() if reason in flagged), None)
         settles = None
+        if dodge and dodge[0] == COPY_RETRY:
+            return (yield from self.shortened(first))
         if dodge and dodge[1] is None:  # quoted, not asked again
             c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone
             settles = (c.passage, c.sentence) if dodge[0] == PREMISE_RETRY else self.settling
@@ -540,6 +543,31 @@ class _Run:
         yield from self.check(att)
         return att
 
+    @cached_property
+    def shortening(self) -> str:
+        """The previous answer, less its source line, when this turn asks for it shorter ('' otherwise)."""
+        if not self.rewrites or not asks_brief(self.english or self.question):
+            return ""
+        turns = turns_of(self.history, self.question)
+        return without_source_line(turns[-1].answer).strip() if turns else ""
+
+    def shortened(self, first: Attempt) -> Iterator[Event]:
+        """The retry of a brief rewrite that came back as it was: the answer's first sentence that
+        says something of its own (a lead-in ending in ":" does not), with no reader call; asked
+        again, the reader copies again. None for a list (its first line is no summary of it) or an
+        answer with no such sentence: the copy stands."""
+        sentence = next((s.strip() for s in split_sentences(self.shortening) if not s.strip().endswith(":")), "")
+        if not sentence or len(answer_items(self.shortening)) >= 2:
+            return None
+        yield Retry(COPY_RETRY, 2)
+        source = self.source()
+        att = Attempt(2, text=sentence + (f"\n\n{source}" if source else ""))
+        self.trace.add("shorten#2", 0.0, [{"sentence": sentence}], "the first sentence of the answer to shorten")
+        yield Token(att.text, 2)
+        yield from self.check(att)
+        self.trace.add("retry", 0.0, [{"reason": COPY_RETRY}])
+        return att
+
     def judge_in_prompt(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
         """The check asked inside the attempt's own prompt, where the verifier is the reader and
         `verify.context` says so ("auto": where the reader was measured to judge well there);
@@ -593,7 +621,9 @@ class _Run:
             written, self.ask or self.question, " ".join(f"{p.doc} {p.title}" for p in self.passages))
         denied = None if att.dont_know or self.rewrites or bare or self.settling is None else yes_against_no(
             written, self.ask or self.question, self.settling[1])
-        for dodged in (counted, bare, denied):  # flagged beside the sentence's own verdict, as a list of the wrong length is
+        copied = copied_back(without_source_line(written), self.shortening) if self.shortening else None
+        # flagged beside the sentence's own verdict, as a list of the wrong length is
+        for dodged in (counted, bare, denied, copied):
             if dodged is not None:
                 att.verdicts.append(dodged)
                 yield Checked(dodged, att.n)

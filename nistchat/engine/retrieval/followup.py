@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise
+from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise, without_source_line
 from ..types import Passage, Resolution
 from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
 from .translate import ASKED_LANGUAGE, asked_language, typed_language
@@ -193,6 +193,11 @@ def _passage(n: int, source: dict, parents: dict | None) -> Passage | None:
                    score=float(source.get("score") or 0.0))
 
 
+def asks_brief(request: str) -> bool:
+    """Whether a turn acting on the previous answer asks for it shorter ("briefer", "in one line")."""
+    return bool(_BRIEF.search(request))
+
+
 def rewrite_ask(request: str, last: _Turn) -> str:
     """The ask for a turn that acts on the previous answer, the request neutralised as all typed
     text is. The answer keeps its `[n]` marks when its passages come back numbered as it cited
@@ -200,9 +205,9 @@ def rewrite_ask(request: str, last: _Turn) -> str:
     are neutralised, as in the conversation window. A request for brevity, of a long answer, asks
     for one sentence (BRIEF_ASK)."""
     numbered = [p.rank for p in last.sources] == list(range(1, len(last.sources) + 1))
-    answer = last.answer.strip()
+    answer = without_source_line(last.answer).strip()
     shown = answer if numbered else neutralise(answer)
-    if len(answer.split()) > 2 * BRIEF_WORDS and _BRIEF.search(request):
+    if len(answer.split()) > 2 * BRIEF_WORDS and asks_brief(request):
         return BRIEF_ASK.format(words=BRIEF_WORDS, request=neutralise(request), answer=shown)
     return REWRITE_ASK.format(request=neutralise(request), answer=shown)
 

@@ -29,7 +29,8 @@ DONT_KNOW = re.compile(
     r" (?:does|do) not (?:contain|provide|mention|include|say|specify|address|cover)|"
     r"(?:is|are) not (?:mentioned|covered|provided|addressed|specified|found) in the (?:context|passages?|documents?)|"
     r"no (?:information|mention) (?:about|of|on)|not enough information|"
-    r"(?:please |could you |can you )?(?:provide|give me|share) (?:more|additional|further) (?:context|information|details)|"
+    r"(?:please |could you |can you )?(?:provide|give me|share) (?:more|additional|further) "
+    r"(?:context|information|details)|"
     r"i need more (?:context|information)|could you (?:please )?(?:clarify|specify|rephrase)|"
     r"no (?:lo )?sé|no (?:tengo|hay) (?:suficiente )?informaci[oó]n|no puedo (?:responder|encontrar|determinar)|"
     r"(?:el contexto|los pasajes|el pasaje|los documentos|el documento) no (?:contiene|contienen|menciona|mencionan|"
@@ -40,7 +41,8 @@ DONT_KNOW = re.compile(
     r"(?:der kontext|die textstellen?|die passagen|die dokumente|das dokument) "
     r"(?:enth[aä]lt|enthalten|erw[aä]hnt|erw[aä]hnen|nennt|nennen) (?:keine|nicht)|"
     r"je ne sais pas|je ne peux pas (?:r[eé]pondre|trouver|d[eé]terminer)|pas (?:assez|suffisamment) d'informations|"
-    r"(?:fournir|fournissez|donner|donnez|pr[eé]ciser|pr[eé]cisez) (?:plus de|davantage de) (?:contexte|d[eé]tails|informations)|"
+    r"(?:fournir|fournissez|donner|donnez|pr[eé]ciser|pr[eé]cisez) (?:plus de|davantage de) "
+    r"(?:contexte|d[eé]tails|informations)|"
     r"(?:le contexte|les passages|le passage|les documents|le document) ne (?:contient|contiennent|mentionne|"
     r"mentionnent|pr[eé]cise|pr[eé]cisent|fournit|fournissent|dit|disent|traite|traitent))\b", re.IGNORECASE)
 
@@ -281,6 +283,24 @@ def bare_polarity(answer: str, question: str, names: str = "") -> Verdict | None
     known = {stem(w) for w in _content_words(f"{question} {names}") | _FILLER | set(AGREEING_WORDS)} | DOCUMENT_WORDS
     own = {stem(w) for w in _content_words(claim_text(sentences[0]))} - known
     return Verdict(sentences[0].strip(), False, None, BARE_POLARITY) if len(own) <= 1 else None
+
+
+COPIED_BACK = "the answer it was asked to shorten came back as it was"
+COPY_SHARE = 0.8  # of the shortened answer's words, and of its length: at or above, it was copied back
+
+
+def copied_back(answer: str, shortened: str) -> Verdict | None:
+    """A rewrite asked to be brief that gives the answer back as it was: asked for one sentence,
+    the 1.5B reader copied a Spanish answer whole, with the plain ask and with one naming a number
+    of words. Flagged on the answer's first sentence, no model call; None when `shortened` is one
+    sentence already (nothing to shorten)."""
+    said, wanted = _WORD.findall(answer.lower()), _WORD.findall(shortened.lower())
+    if len(_stated(shortened)) < 2 or not wanted:
+        return None
+    share = sum(w in set(said) for w in set(wanted)) / len(set(wanted))
+    if share < COPY_SHARE or len(said) < COPY_SHARE * len(wanted):
+        return None
+    return Verdict(_stated(answer)[0].strip() if _stated(answer) else answer.strip(), False, None, COPIED_BACK)
 
 
 YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
-from nistchat.engine.answer.pipeline import DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
+from nistchat.engine.answer.pipeline import COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION
 from nistchat.engine.text import split_sentences
-from nistchat.engine.verification.verify import BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO
+from nistchat.engine.verification.verify import BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -493,6 +493,30 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     # the old [1] kept: the passage it cited is passage 1 again
     assert "Confabulation is confidently stated but false content [1]." in asked
     assert "<conversation>" not in context
+
+
+def test_a_brief_rewrite_that_copies_the_answer_back_gives_its_first_sentence(rt):
+    """Asked to shorten an answer, a small reader may give it back whole: the copy is flagged and
+    the answer's first sentence stands instead, with no second reader call; a rewrite that did
+    shorten, and one asking for a table, stand as written."""
+    first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
+    said = ("Confabulation is the production of confidently stated but false content [1]. It can mislead "
+            "users who trust the system [1]. It is also called hallucination [1].")
+    history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
+               {"role": "assistant", "content": said, "sources": [{**p.to_dict(), "cited": True} for p in first.passages]}]
+    copier = RecordingReader(ScriptedReader(said, "gives the answer back"))
+    use_reader(rt, copier)
+    events = list(rt.answer("shorter please", history))
+    final = events[-1].to_dict()
+    assert [e.to_dict()["reason"] for e in events if e.type == "retry"] == [COPY_RETRY]
+    assert COPIED_BACK in [v.get("reason") for v in final["attempts"][0]["sentences"]]
+    assert final["chosen_attempt"] == 2 and len(copier.calls) == 1
+    assert final["answer"] == "Confabulation is the production of confidently stated but false content [1]."
+    for request, written in (("shorter please", "Confabulation is confidently stated false content [1]."),
+                             ("as a table please", said)):
+        use_reader(rt, ScriptedReader(written, "rewrites"))
+        events = list(rt.answer(request, history))
+        assert "retry" not in [e.type for e in events] and events[-1].to_dict()["answer"] == written, request
 
 
 class RecordingJudge:
