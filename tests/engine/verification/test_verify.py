@@ -40,6 +40,11 @@ def test_lead_ins_and_refusals_are_not_checked():
     ("Je ne sais pas. Les engrenages sont absents.", True),
     ("No se debe usar un engranaje sin revisión [1].", False),  # "no se" (must not) is no "no sé"
     ("Das Profil nennt drei Zahnräder [2].", False),
+    # asking the reader's own audience for more is a decline; saying others should give more is not
+    ("Sprocket makers should provide more information to users [1].", False),
+    ("Los fabricantes deben proporcionar más información sobre los engranajes [1].", False),
+    ("Les fabricants doivent fournir plus d'informations sur les engrenages [1].", False),
+    ("Veuillez fournir plus de contexte.", True),
 ])
 def test_says_dont_know(text, expected):
     assert says_dont_know(text) is expected
