@@ -62,6 +62,8 @@ def without_source_line(answer: str) -> str:
     """`answer` less the source line quoted under it: what a rewrite of it should rewrite (given
     both, a small reader copied the quote too)."""
     return _SOURCE_UNDER.sub("", answer)
+
+
 _END = re.compile(r"[.!?]+")
 _AFTER_END = re.compile(r"[\"'”’)\]]*(?:\s*" + CITATION_MARK + r")*")
 _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")

@@ -46,7 +46,7 @@ LIST_RETRY = "the answer counted the items without naming them"  # the retry's r
 POLAR_RETRY = "the answer said yes and nothing the passages say"
 DENIED_RETRY = "the answer said yes where its source says no"
 PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
-COPY_RETRY = "the answer it was asked to shorten came back as it was"
+COPY_RETRY = "the answer came back unshortened: its first sentence stands instead"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call), in the order a retry
 # takes them: an opening that agrees with a contradicted premise first (asked again, the reader
@@ -443,7 +443,7 @@ class _Run:
         dodge = next((found for reason, found in _DODGES.items() if reason in flagged), None)
         settles = None
         if dodge and dodge[0] == COPY_RETRY:
-            return (yield from self.shortened(first))
+            return (yield from self.shortened())
         if dodge and dodge[1] is None:  # quoted, not asked again
             c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone
             settles = (c.passage, c.sentence) if dodge[0] == PREMISE_RETRY else self.settling
@@ -551,7 +551,7 @@ class _Run:
         turns = turns_of(self.history, self.question)
         return without_source_line(turns[-1].answer).strip() if turns else ""
 
-    def shortened(self, first: Attempt) -> Iterator[Event]:
+    def shortened(self) -> Iterator[Event]:
         """The retry of a brief rewrite that came back as it was: the answer's first sentence that
         says something of its own (a lead-in ending in ":" does not), with no reader call; asked
         again, the reader copies again. None for a list (its first line is no summary of it) or an

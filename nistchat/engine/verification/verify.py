@@ -21,8 +21,8 @@ from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies,
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
 # The reader declining, in the four languages it answers in: it does not know, the passages do not
-# say, or it asks for more context (a small reader's answer to a follow-up it did not follow, which
-# the last walk showed with a quote of a passage under it, as if it were an answer).
+# say, or it asks for more context (a small reader's answer to a follow-up it did not follow, else
+# shown with a passage quoted under it as if it were an answer).
 DONT_KNOW = re.compile(
     r"\b(?:i (?:do not|don't|don’t) know|(?:i'm|i am) not sure|i (?:cannot|can't|can’t|am unable to) "
     r"(?:answer|find|determine)|(?:the )?(?:context|passages?|documents?|provided information)"
@@ -290,10 +290,9 @@ COPY_SHARE = 0.8  # of the shortened answer's words, and of its length: at or ab
 
 
 def copied_back(answer: str, shortened: str) -> Verdict | None:
-    """A rewrite asked to be brief that gives the answer back as it was: asked for one sentence,
-    the 1.5B reader copied a Spanish answer whole, with the plain ask and with one naming a number
-    of words. Flagged on the answer's first sentence, no model call; None when `shortened` is one
-    sentence already (nothing to shorten)."""
+    """A rewrite asked to be brief that gives the answer back as it was, as a small reader may
+    whatever the ask (docs/decisions.md). Flagged on the answer's first sentence, no model call;
+    None when `shortened` is one sentence already (nothing to shorten)."""
     said, wanted = _WORD.findall(answer.lower()), _WORD.findall(shortened.lower())
     if len(_stated(shortened)) < 2 or not wanted:
         return None
