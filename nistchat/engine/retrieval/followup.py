@@ -120,14 +120,16 @@ _ANAPHOR = re.compile(f"{_ASKS_OF_IT}|{_POINTS_BACK}", re.IGNORECASE)
 # A turn typed in Spanish, German or French reaches these rules as typed only when no translation
 # came (the reader busy, the deadline passed: translate.py), and the English patterns above see
 # nothing in it. What marks it as leaning on the conversation then is its own language's "and"
-# at the start, or a word of it pointing back ("ese engranaje", "darüber", "que dit-il"). German
-# "gibt es" ("is there") points at nothing.
+# at the start, or a word of it pointing back ("ese engranaje", "darüber", "que dit-il"). Words
+# in a phrase that points at nothing do not count: German "gibt es" ("is there"), French "qu'est-ce
+# que" ("what is"), "il y a" / "y a-t-il" ("there is"), "il faut" ("one must").
 _LEANS_IN = {
     "Spanish": re.compile(r"^\W*(?:y|e|pero|entonces|también)\b|\b(?:ello|ellos|ellas|eso|esa|ese|esas|esos|"
                           r"dicho|dicha|dichos|dichas)\b", re.IGNORECASE),
     "German": re.compile(r"^\W*(?:und|aber|also|dann)\b|(?<!gibt\s)\bes\b|\b(?:dies|diese|dieser|dieses|diesem|"
                          r"diesen|dafür|dazu|davon|darin|darüber|damit|dabei|daran|dort)\b", re.IGNORECASE),
-    "French": re.compile(r"^\W*(?:et|mais|alors|donc)\b|\b(?:cela|ça|ce|cet|cette|ces|il|elle|ils|elles)\b",
+    "French": re.compile(r"^\W*(?:et|mais|alors|donc)\b|\b(?:cela|ça|cet|cette|ces|elle|ils|elles)\b|"
+                         r"(?<!est-)\bce\s+(?!que\b|qui\b|dont\b)\w|(?<!a-t-)(?<!faut-)\bil\b(?!\s+(?:y\s+a|faut)\b)",
                          re.IGNORECASE),
 }
 # Such a turn may name what it asks in this many words of its own and still need the document

@@ -329,12 +329,15 @@ def test_a_turn_left_in_another_language_leans_by_its_own_and_or_its_pointing_wo
     history = chat(("what does the SSDF profile say about release reviews?", "A reviewer signs off [1]."))
     for turn in ("¿y quién firma al final?", "quién es responsable de esa revisión?", "und wer zeichnet ab?",
                  "wie lange dauert es?", "wer ist dafür zuständig?", "et qui signe à la fin ?",
-                 "qui est responsable de cette roue ?", "que dit-il des engrenages ?"):
+                 "qui est responsable de cette roue ?", "que dit-il des engrenages ?",
+                 "et qu'est-ce qu'il recommande pour les rouages ?", "qui signe ce rapport ?"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "follow_up" and r.scope == (SSDF,) and r.leans_on_answered, turn
         assert r.question == f"what does the SSDF profile say about release reviews? {turn}"
     for turn in ("qué dice el marco sobre los engranajes de prueba?", "welche Risiken gibt es bei Zahnrädern?",
-                 "quels sont les risques des engrenages pour les entreprises ?"):
+                 "quels sont les risques des engrenages pour les entreprises ?",
+                 "qu'est-ce que la gouvernance des engrenages ?", "combien de rouages y a-t-il dans le cadre ?",
+                 "faut-il documenter les engrenages ?", "il y a combien de rouages dans le cadre ?"):
         assert resolve(turn, history, CATALOG).kind == "standalone", turn
 
 
