@@ -10,7 +10,7 @@ from flask import Flask, current_app, get_template_attribute, jsonify, render_te
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
-from .engine import DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
+from .engine import COPY_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
 from .engine.text import split_sentences
 
 
@@ -83,8 +83,8 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
     """What the page says of a rewritten answer, live (`stored` False) or under the stored one:
     the retry naming the items of a list the first draft only counted, the one quoting what settles
     a yes/no question the first draft only answered "Yes" to (or "Yes" against a source that says
-    no), the source's sentence alone where the draft agreed with a premise it contradicts, or the
-    citation-forced one."""
+    no), the source's sentence alone where the draft agreed with a premise it contradicts, the
+    previous answer's first sentence where a shortening gave it back whole, or the citation-forced one."""
     if reason == LIST_RETRY:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
                 else "The first draft only counted the items, so the answer is being rewritten to name each one.")
@@ -95,6 +95,10 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
     if reason == DENIED_RETRY:
         return ("The first draft said yes where the source says no, so this answer was rewritten to quote it." if stored
                 else "The first draft said yes where the source says no, so the answer is being rewritten to quote it.")
+    if reason == COPY_RETRY:
+        return ("Asked to shorten the previous answer, the draft gave it back as it was, so this answer is its first "
+                "sentence." if stored else "Asked to shorten the previous answer, the draft gave it back as it was, so "
+                "the answer is being replaced by its first sentence.")
     if reason == PREMISE_RETRY:
         return ("The first draft agreed with what the question assumes, which the source contradicts, so this answer "
                 "is that source's sentence." if stored else "The first draft agreed with what the question assumes, "
