@@ -376,10 +376,11 @@ class _Run:
         return verdict
 
     def refuse_before(self, gate: refusal.Gate) -> Iterator[Event]:
-        text = refusal.message(self.passages, "off_topic", self.pipeline.retriever().index, self.language)
+        reason = gate.rule if gate.rule == refusal.NOTHING_TO_REWRITE else "off_topic"
+        text = refusal.message(self.passages, reason, self.pipeline.retriever().index, self.language)
         self.mark_first_token()
         yield Token(text, 0)
-        yield self.final(text, refused=True, refusal_reason="off_topic", gate=gate)
+        yield self.final(text, refused=True, refusal_reason=reason, gate=gate)
 
     def wait_turn(self, ticket: Ticket) -> Iterator[Event]:
         """`queue` events (answers ahead) while earlier answers hold the reader; returns False when

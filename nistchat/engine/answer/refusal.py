@@ -34,6 +34,9 @@ from .language import WORDING
 # (docs/decisions.md, "Refusal gate calibration").
 
 
+NOTHING_TO_REWRITE = "nothing_to_rewrite"  # a rewrite asked of a turn that has no answer (also a WORDING key)
+
+
 @dataclass
 class Gate:
     score: float | None
@@ -42,7 +45,8 @@ class Gate:
     refuse: bool
     unknown_terms: list[str] = field(default_factory=list)
     unknown_term_threshold: float | None = None
-    rule: str = ""  # which rule refused: "no_passages" | "low_score" | "unknown_term"; "follow_up": exempt
+    # which rule refused: "no_passages" | "low_score" | "unknown_term" | NOTHING_TO_REWRITE; "follow_up": exempt
+    rule: str = ""
     stated_ids: list[str] = field(default_factory=list)  # framework ids of the question a passage states
 
     def to_dict(self) -> dict:
@@ -174,12 +178,16 @@ def gate(retrieval: Retrieval, settings, embedder=None, vocab: set[str] | None =
     framework identifier a passage states is never refused for a low score (see stated_ids). A missing
     feature (e.g. no reranker) never refuses on its own: the post-generation checks remain."""
     feature, threshold, term_threshold = settings_gate(settings)
+    followup = retrieval.followup
+    if followup is not None and followup.kind == "acts_on_previous" and not followup.leans_on_answered:
+        # "shorter please" after a refusal: there is no answer to rewrite, and judged on its own
+        # words such a turn reads as off-topic, which is not why it gets none
+        return Gate(None, threshold, feature, True, rule=NOTHING_TO_REWRITE)
     if not retrieval.passages:
         return Gate(None, threshold, feature, True, rule="no_passages")
     score = FEATURES[feature](retrieval, embedder)
     unknown = asked_unknown(retrieval, vocab) if vocab else []
     g = Gate(score, threshold, feature, False, unknown, term_threshold if vocab is not None else None)
-    followup = retrieval.followup
     leans = followup is not None and followup.leans_on_answered
     if score is None:
         return g

@@ -519,6 +519,21 @@ def test_a_brief_rewrite_that_copies_the_answer_back_gives_its_first_sentence(rt
         assert "retry" not in [e.type for e in events] and events[-1].to_dict()["answer"] == written, request
 
 
+def test_a_rewrite_asked_of_a_refused_turn_says_there_is_nothing_to_rewrite(rt):
+    """"shorter please" after a refusal: no reader call, and a refusal saying why (judged on its own
+    words such a turn read as off-topic)."""
+    first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
+    history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
+               {"role": "assistant", "content": "I can't answer that from the NIST documents I have.", "refused": True,
+                "sources": [{**p.to_dict(), "cited": False} for p in first.passages]}]
+    reader = RecordingReader(rt.models.real.reader())
+    use_reader(rt, reader)
+    final = list(rt.answer("shorter please", history))[-1].to_dict()
+    assert final["refused"] and final["refusal_reason"] == "nothing_to_rewrite" and not reader.calls
+    assert "the question before has no answer to rewrite" in final["answer"]
+    assert final["gate"]["rule"] == "nothing_to_rewrite"
+
+
 class RecordingJudge:
     """TEST DOUBLE: the real reader-as-judge, recording which of its two ways each check was asked."""
 
