@@ -296,10 +296,11 @@ def copied_back(answer: str, shortened: str) -> Verdict | None:
     said, wanted = _WORD.findall(answer.lower()), _WORD.findall(shortened.lower())
     if len(_stated(shortened)) < 2 or not wanted:
         return None
-    share = sum(w in set(said) for w in set(wanted)) / len(set(wanted))
+    share = len(set(wanted) & set(said)) / len(set(wanted))
     if share < COPY_SHARE or len(said) < COPY_SHARE * len(wanted):
         return None
-    return Verdict(_stated(answer)[0].strip() if _stated(answer) else answer.strip(), False, None, COPIED_BACK)
+    stated = _stated(answer)
+    return Verdict((stated[0] if stated else answer).strip(), False, None, COPIED_BACK)
 
 
 YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"
