@@ -235,6 +235,13 @@ class _Run:
         self.language = answer_language(question)  # '' for English
 
     @cached_property
+    def previous(self):
+        """The exchange before this turn (`followup.turns_of`), read from the history once: the
+        passages shown to the reader and a brief rewrite both need its answer."""
+        turns = turns_of(self.history, self.question)
+        return turns[-1] if turns else None
+
+    @cached_property
     def settling(self) -> tuple[int, str] | None:
         """The passage sentence the question turns on (`premise.settling`: its passage number and
         the sentence), found once, after retrieval: quoted in place of a bare "Yes" and under an
@@ -358,12 +365,12 @@ class _Run:
         those turns are about."""
         if followup is None or followup.kind not in ("follow_up", "correction"):
             return self.passages
-        turns = turns_of(self.history, self.question)
-        if not turns or not turns[-1].answered:
+        last = self.previous
+        if last is None or not last.answered:
             return self.passages
-        shown, elided = without_said(self.passages, turns[-1].answer)
+        shown, elided = without_said(self.passages, last.answer)
         if elided:
-            self.said = turns[-1].answer
+            self.said = last.answer
             self.trace.add("elide", 0.0, [{"sentences": elided}], "said by the previous answer: left out of the reader's passages")
         return shown
 
@@ -549,8 +556,7 @@ class _Run:
         """The previous answer, less its source line, when this turn asks for it shorter ('' otherwise)."""
         if not self.rewrites or not asks_brief(self.english or self.question):
             return ""
-        turns = turns_of(self.history, self.question)
-        return without_source_line(turns[-1].answer).strip() if turns else ""
+        return without_source_line(self.previous.answer).strip() if self.previous else ""
 
     def shortened(self) -> Iterator[Event]:
         """The retry of a brief rewrite that came back as it was: the answer's first sentence that
