@@ -18,7 +18,7 @@ from ..backends.queue import EVAL
 from ..runtime import Runtime
 from ..types import Trace
 from .answers import fallback_terms, term_present
-from .conversations import Conversation, ConversationReport, TurnResult, translation_of
+from .conversations import Conversation, ConversationReport, TurnResult, stored, translation_of
 from .retrieval import missing_evidence
 
 
@@ -61,8 +61,7 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             terms, typed = (turn.key_terms, turn.key_terms_typed) if turn.key_terms \
                 else (fallback_terms(turn.answer), [])
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
-                             [{"doc": p.get("doc"), "section": p.get("section"), "text": p.get("text", "")}
-                              for p in passages], round((time.perf_counter() - t) * 1000, 1), turn, refused,
+                             stored(passages), round((time.perf_counter() - t) * 1000, 1), turn, refused,
                              refusal=reason, answer=answer,
                              key_terms=key_term_share(terms, answer, typed), translation=translation)
             report.turns.append(row)

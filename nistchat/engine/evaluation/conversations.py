@@ -210,6 +210,15 @@ def search_text_of(trace: Trace) -> str:
     return _traced(trace, "query", "search_text")
 
 
+STORED_KEYS = ("id", "rank", "doc", "section", "text")
+
+
+def stored(passages: list[dict]) -> list[dict]:
+    """A turn's passages as a run keeps them: the text to read, and the id and number under which
+    a replay gives them back as that turn's sources (a rewrite is answered from them)."""
+    return [{key: p.get(key) for key in STORED_KEYS} for p in passages]
+
+
 def run_conversations(retriever: Retriever, conversations: list[Conversation], *, k: int = 6, on_turn=None,
                       gate: Callable[[Retrieval], bool] | None = None) -> ConversationReport:
     """Every turn of every conversation through `retriever.retrieve` with the history before it.
@@ -231,7 +240,7 @@ def run_conversations(retriever: Retriever, conversations: list[Conversation], *
             refused = bool(gate(result)) if gate else False
             missing = missing_evidence(turn.evidence, texts)
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, search_text_of(result.trace),
-                             [{"doc": p.doc, "section": p.section, "text": p.text} for p in result.passages],
+                             stored([p.to_dict() for p in result.passages]),
                              round(result.timings_ms.get("total", 0.0), 1), turn,
                              refused, GATE if refused else "", translation=translation_of(result.trace))
             report.turns.append(row)

@@ -47,6 +47,13 @@ def test_history_is_earlier_questions_with_expected_answers_and_their_passages()
     assert [s["id"] for s in r.histories["q3"][3]["sources"]] == ["p1"] and not r.histories["q3"][3]["sources"][0]["cited"]
 
 
+def test_a_runs_passages_keep_what_a_replay_gives_back_as_sources():
+    """A stored run is replayed offline with its passages as each turn's sources: a rewrite is
+    answered from them by id and number, so the run keeps both, not only the text."""
+    first = run_conversations(Scripted(), CONVS).turns[0]
+    assert first.passages == [{"id": "p1", "rank": 1, "doc": "D", "section": "S", "text": TEXTS["q1"][0]}]
+
+
 def test_first_turns_against_follow_ups_and_per_kind():
     rep = run_conversations(Scripted(), CONVS, gate=lambda r: r.question == "q5")  # the gate refuses q5
     s = rep.summary()
@@ -142,6 +149,7 @@ def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
     first, second = rep.turns
     assert spy.histories[0] == [] and spy.histories[1][0] == {"role": "user", "content": conv.turns[0].question}
     assert spy.histories[1][1]["content"] == first.answer and spy.histories[1][1]["sources"]  # the real answer
+    assert [p["id"] for p in first.passages] == [p["id"] for p in spy.histories[1][1]["sources"]]
     assert first.answer is not None and 0.0 <= first.key_terms <= 1.0 and second.follow_up
     s = rep.summary()["groups"]
     assert s["first turns"]["key_terms"] == first.key_terms and s["follow-up turns"]["n"] == 1
