@@ -151,10 +151,22 @@ class Catalog:
         spans: list[tuple[int, int, str]] = []
         for doc, pats in self.patterns.items():
             for _, rx in pats:
-                spans += [(m.start(), m.end(), doc) for m in rx.finditer(text)]
+                spans += [(_with_series(text, m), m.end(), doc) for m in rx.finditer(text)]
         spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
         kept: list[tuple[int, int, str]] = []
         for start, end, doc in spans:
             if not any(s <= start < e for s, e, _ in kept):
                 kept.append((start, end, doc))
         return kept
+
+
+_SERIES = re.compile(r"\b(?:NIST\s+(?:(?:SP|AI)\s+)?|(?:SP|AI)\s+)$", re.IGNORECASE)
+_NIST = re.compile(r"\bNIST\s+$", re.IGNORECASE)
+
+
+def _with_series(text: str, match: re.Match) -> int:
+    """Where a name found at `match` starts, with the series before it: "NIST SP 800-218A" is one
+    name, so cutting it leaves no "NIST SP" behind; before a name in words only "NIST" is
+    ("the NIST AI RMF")."""
+    series = (_SERIES if match.group(0)[:1].isdigit() else _NIST).search(text[:match.start()])
+    return series.start() if series else match.start()

@@ -349,6 +349,14 @@ def test_a_documents_name_is_cut_out_or_put_as_it():
     assert CATALOG.without_names("is the GAI Profile's the same?", "it") == "is the same?"
 
 
+def test_a_documents_name_goes_with_its_series():
+    """"NIST SP 800-218A" is one name: cut out, it leaves no "NIST SP" behind."""
+    assert CATALOG.without_names("what does NIST SP 800-218A add for sprockets?", "it") == "what does it add for sprockets?"
+    assert CATALOG.without_names("does SP 800-218A cover gadgets?", "it") == "does it cover gadgets?"
+    assert CATALOG.without_names("is the NIST AI RMF the same?", "it") == "is it the same?"
+    assert CATALOG.named("what does NIST SP 800-218A add?") == [SSDF]
+
+
 def test_a_brief_rewrite_of_a_long_answer_asks_for_one_short_sentence():
     """Given a long answer and the plain ask, the small reader copied it whole; a short answer, or a
     request for another form, keeps the plain ask."""
