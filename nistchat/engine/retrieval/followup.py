@@ -161,6 +161,8 @@ _DISCOURSE = re.compile(
     r"finally|instead|in (?:summary|short|addition|particular|general|practice|brief)|for (?:example|instance)|"
     r"as a result|first(?:ly)?|second(?:ly)?|third(?:ly)?|lastly|together|according to [^,]{1,60})\s*,\s*",
     re.IGNORECASE)
+_LEAD_VERB = re.compile(r"\b(?:are|include|includes|including|is|were|son|sind|sont)\b\s*")
+_QUALIFIES = re.compile(r"\s+(?:that|which|who|whose|que|die|qui)\s")
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
 # The word before a list's last item, in the languages a question may be asked in.
 _AND = r"(?:and/or|and|or|y|o|und|oder|et|ou)"
@@ -254,8 +256,9 @@ def answer_items(answer: str) -> list[str]:
     best: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         body = _DISCOURSE.sub("", sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence)
-        body = re.split(r"\b(?:are|include|includes|including|is|were|son|sind|sont)\b\s*", body, maxsplit=1)[-1] \
-            if "," in body or ";" in body else body
+        lead = _LEAD_VERB.search(body)
+        if lead and lead.start() < min((body.find(c) for c in ",;" if c in body), default=-1):
+            body = body[lead.end():]  # "… are A, B and C"; an "are" after the list qualifies it
         parts = [p for p in re.split(r";\s*", body) if p.strip()]
         commas = len(parts) < 2
         if commas:
@@ -271,11 +274,26 @@ def answer_items(answer: str) -> list[str]:
                 continue  # "Yes, it does …", "aims for clear, specific, achievable goals": commas, no list
             if len(tail) == 2 and not opens_joined:
                 parts = parts[:-1] + tail
-        items = [re.sub(rf"^{_AND}\s+|\s+{_AND}$", "", p.strip(" .")).strip() for p in parts]
+        items = _parallel([re.sub(rf"^{_AND}\s+|\s+{_AND}$", "", p.strip(" .")).strip() for p in parts])
         items = [i for i in items if i]
         if len(items) >= 2 and len(items) > len(best):
             best = items
     return best
+
+
+def _parallel(items: list[str]) -> list[str]:
+    """A prose list's first and last items cut to the length of those between them: the sentence's
+    subject and verb lead into the first ("The plan adds practices, tasks, …"), a clause qualifying
+    the whole list trails the last ("…, and notes that are specific to …")."""
+    if len(items) < 3:
+        return items
+    size = max(len(i.split()) for i in items[1:-1])
+    first, last = items[0].split(), items[-1]
+    if len(first) > size + 2:
+        first = first[-size:]
+    if len(last.split()) > size + 2:
+        last = _QUALIFIES.split(last, maxsplit=1)[0]
+    return [" ".join(first), *items[1:-1], last]
 
 
 def passage_items(text: str) -> list[str]:

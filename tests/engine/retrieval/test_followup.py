@@ -47,6 +47,18 @@ def test_a_prose_list_starts_after_its_lead_in():
     assert answer_items("It is a culture present everywhere, including teams that buy or build tools.") == []
 
 
+def test_a_prose_list_is_cut_to_its_items():
+    """The subject and verb before a prose list, and a clause qualifying the whole list after it,
+    belong to no item: "which of those" is searched with the things listed, not with the sentence.
+    A verb after the list ("… that are …") leads into nothing."""
+    assert answer_items("The plan adds sprockets, gadgets, levers, and spare wheels that are specific to the "
+                        "line throughout its whole service life [2].") == ["sprockets", "gadgets", "levers",
+                                                                           "spare wheels"]
+    # a first item no longer than the others is kept whole
+    assert answer_items("Gadget checks, sprocket audits and lever tests are required.") == [
+        "Gadget checks", "sprocket audits", "lever tests are required"]
+
+
 def test_commas_without_a_list_are_no_list():
     """Two parts without "and", or single words qualifying one thing, are prose: "the first one"
     must not point at "Yes"."""
