@@ -164,6 +164,9 @@ class Resolution:
     # the drill-down a turn still speaks of (a rewrite of its answer, a question leaning on it), so
     # that "and the 4th one?" after such a turn points into that list, not into a list of its answer's prose
     drilled: "Resolution | None" = None
+    # a comparison (and a rewrite of its answer): the question it compares and the turn as typed, so
+    # that "no, I meant the other report" after it compares with the document meant
+    compared: tuple[str, str] = ()
 
     @property
     def resolved(self) -> bool:

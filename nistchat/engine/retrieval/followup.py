@@ -362,6 +362,23 @@ def compare_ask(text: str, base: str, docs: tuple[str, ...], catalog) -> str:
             f'{", then ".join(names)}. Say they agree only where the passages of both say so.')
 
 
+def _comparison(base: str, text: str, docs: tuple[str, ...], why: str, answered: bool, catalog) -> Resolution:
+    return Resolution(f"{_topic(base, catalog, 'it')} {text}", why, "comparison", docs, compare=len(docs) > 1,
+                      leans_on_answered=answered, ask=compare_ask(text, base, docs, catalog), compared=(base, text))
+
+
+def _compared_again(previous: Resolution, meant: str, named: list[str], answered: bool, catalog) -> Resolution:
+    """A correction naming a document after a comparison ("does the AI RMF say the same?", "no, I
+    meant the GenAI profile"): the same comparison, the document meant in place of the one that
+    turn named, the documents it was compared with kept."""
+    base, typed = previous.compared
+    earlier = [d for d in previous.scope if d not in catalog.named(typed)]
+    docs = tuple(dict.fromkeys((*earlier, *named)))
+    again = catalog.without_names(typed, meant)
+    return _comparison(base, again, docs, "follow-up, a correction of a comparison: the document it names in "
+                       "place of the one compared", answered, catalog)
+
+
 def _topic(question: str, catalog, instead: str = "") -> str:
     """A resolved question less the documents it names: what a comparison asks of another document."""
     return catalog.without_names(question, instead) if catalog else question
@@ -530,13 +547,15 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         ask = rewrite_ask(text, last) if answered else ""
         return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
                           "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask,
-                          drilled=_drilled(previous))
+                          drilled=_drilled(previous), compared=previous.compared)
 
     correction = _CORRECTION.match(text)
     if correction:
         rest = text[correction.end():].strip() or text
+        own = _content_words(_topic(rest, catalog))
+        if named and previous.compared and len(own) <= 1:
+            return _compared_again(previous, rest, named, answered, catalog)
         if named:  # "no, I meant the monitoring report, …": that document replaces the scope
-            own = _content_words(_topic(rest, catalog))
             query = rest if len(own) > 1 else f"{_topic(base, catalog, 'it')} {rest}"
             return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
                               "correction", tuple(named), leans_on_answered=answered)
@@ -606,9 +625,8 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
-            return Resolution(f"{_topic(base, catalog, 'it')} {text}", "follow-up, a comparison: the documents of both "
-                              "turns searched, each on its own", "comparison", docs, compare=len(docs) > 1,
-                              leans_on_answered=answered, ask=compare_ask(text, base, docs, catalog))
+            return _comparison(base, text, docs, "follow-up, a comparison: the documents of both turns searched, "
+                               "each on its own", answered, catalog)
         return Resolution(f"{_topic(base, catalog, 'it')} {text}", "follow-up, the previous question asked of the "
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:

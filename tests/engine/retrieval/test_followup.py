@@ -369,6 +369,23 @@ def test_a_documents_name_goes_with_its_series():
     assert CATALOG.named("what does NIST SP 800-218A add?") == [SSDF]
 
 
+def test_a_correction_after_a_comparison_compares_with_the_document_meant():
+    """"no, I meant the GAI profile" after "does the AI RMF say the same?" asks the same comparison
+    of the document meant, with the one compared before; so does it after a rewrite of that answer."""
+    history = chat(("what does the SSDF profile say about sprocket keys?", "Keep them locked [1].", [SOURCE]),
+                   ("does the AI RMF say anything similar?", "The SSDF profile does [1]; the AI RMF does not [2].",
+                    [SOURCE]))
+    r = resolve("no, I meant the GAI profile", history, CATALOG)
+    assert r.kind == "comparison" and r.compare and r.scope == (SSDF, GAI)
+    assert r.ask.startswith('does the GAI profile say anything similar? (the earlier question: "what does the SSDF '
+                            'profile say about sprocket keys?")')
+    rewritten = history + chat(("in one sentence please", "Only the SSDF profile keeps sprocket keys locked [1].",
+                                [SOURCE]))
+    assert resolve("no, I meant the GAI profile", rewritten, CATALOG).scope == (SSDF, GAI)
+    # after a question about one document, the document meant replaces it
+    assert resolve("no, I meant the GAI profile", history[:2], CATALOG).scope == (GAI,)
+
+
 def test_a_brief_rewrite_of_a_long_answer_asks_for_one_short_sentence():
     """Given a long answer and the plain ask, the small reader copied it whole; a short answer, or a
     request for another form, keeps the plain ask."""
