@@ -123,7 +123,13 @@ class Pace:
     Why not one stall limit: reading a 2,000-token prompt takes 10 s on a quiet machine and over
     100 s on a busy one, while a silent reader between two tokens has hung. The rate comes from the
     self-test's probe and then from every answer (a moving average, so a machine that gets busier
-    gets longer limits); before any measurement the limit is the ceiling."""
+    gets longer limits); before any measurement the limit is the ceiling.
+
+    An answer never measures the reader faster than the probe did (`calibrate`): a reader that kept
+    the last prompt's prefix (a retry over the same passages, a follow-up whose first passages are
+    the last turn's) reads only the new tokens, and the whole prompt over that time looked ten times
+    faster than the reader is; the next answer's limit then fell to the floor, and the answer after
+    a retry was cut off while the machine was busy."""
 
     FACTOR = 3.0
     WEIGHT = 0.3  # of the newest observation in the moving average
@@ -131,7 +137,15 @@ class Pace:
     def __init__(self, floor_s: float, ceiling_s: float):
         self.floor_s, self.ceiling_s = floor_s, max(floor_s, ceiling_s)
         self.tokens_per_s: float | None = None
+        self.probed: float | None = None  # the rate the probe measured, on a prompt the reader had not kept
         self._lock = threading.Lock()
+
+    def calibrate(self, prompt_tokens: int, seconds: float) -> None:
+        """The self-test's probe: the first measurement, and the fastest any answer may show."""
+        if prompt_tokens > 0 and seconds > 0:
+            with self._lock:
+                self.probed = prompt_tokens / seconds
+        self.observe(prompt_tokens, seconds)
 
     def observe(self, prompt_tokens: int, seconds: float, sharing: int = 1) -> None:
         """`sharing`: answers using the reader meanwhile (reader slots in use). A server with N
@@ -141,6 +155,7 @@ class Pace:
             return
         rate = prompt_tokens * max(1, sharing) / seconds
         with self._lock:
+            rate = min(rate, self.probed or rate)
             old = self.tokens_per_s
             self.tokens_per_s = rate if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * rate
 

@@ -311,7 +311,7 @@ class ModelRegistry:
         tokens = sum(count_tokens(m["content"]) for m in PREFILL_PROBE_MESSAGES)
         t = time.perf_counter()
         "".join(reader.stream(PREFILL_PROBE_MESSAGES, max_tokens=1, temperature=0.0))
-        self.pace.observe(tokens, time.perf_counter() - t)
+        self.pace.calibrate(tokens, time.perf_counter() - t)
         return self.pace.to_dict()["prefill_tokens_per_s"]
 
     def optional(self, role: str):

@@ -195,3 +195,18 @@ def test_pace_allows_the_prompt_time_at_the_measured_rate_between_floor_and_ceil
     assert pace.first_token_limit(100_000) == 300
     pace.observe(400, 40.0)  # the machine got busy: 10 tokens/s moves the average down
     assert pace.tokens_per_s == pytest.approx(0.7 * 40 + 0.3 * 10)
+
+
+def test_pace_never_measures_an_answer_faster_than_the_probe():
+    """A retry over the same passages reads only its new words from a reader that kept the prompt's
+    prefix: 2,000 tokens in 2 s is no rate of the reader, and the next answer's limit must not fall
+    to the floor because of it. A slower answer (a busy machine) still lowers the rate."""
+    from nistchat.engine.backends.base import Pace
+
+    pace = Pace(floor_s=10, ceiling_s=1000)
+    pace.calibrate(250, 5.0)  # the probe: 50 tokens/s
+    pace.observe(2000, 2.0)  # the retry's prompt, mostly kept from the first attempt
+    assert pace.tokens_per_s == pytest.approx(50)
+    assert pace.first_token_limit(2000) == pytest.approx(120)
+    pace.observe(2000, 100.0)  # 20 tokens/s: busier
+    assert pace.tokens_per_s == pytest.approx(0.7 * 50 + 0.3 * 20)
