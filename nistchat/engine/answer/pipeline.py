@@ -354,7 +354,7 @@ class _Run:
         self.reader_passages = self.shown_to_reader(retrieval.followup)
         subject = retrieval.followup.subject if retrieval.followup is not None else ""
         self.premise = premise.traced(self.question, self.passages, self.trace, subject)
-        yield Sources(self.passages, self.risk.level, self.searched_for)
+        yield Sources(self.passages, self.risk.level, self.searched_for or self.english)  # what was understood
         return retrieval
 
     def shown_to_reader(self, followup: Resolution | None) -> list[Passage]:

@@ -170,6 +170,7 @@ def test_off_topic_question_is_refused_before_generation_with_what_is_covered(rt
 def test_a_question_in_another_language_is_refused_in_that_language(rt):
     events, types = run(rt, "¿Cuál es el punto de ebullición del mercurio en grados Fahrenheit?")
     assert types == ["sources", "token", "final"]  # refused before generation (the reader only translated it)
+    assert "mercury" in events[0].searched_for.lower()  # the page shows what was searched for: the translation
     final = events[-1].to_dict()
     assert final["refused"] is True and final["refusal_reason"] == "off_topic"
     assert final["answer"].startswith("No puedo responder a eso con los documentos del NIST que tengo (la pregunta")
