@@ -94,10 +94,14 @@ def start_build(index_dir: Path, models_dir: Path, name: str, index, *, log=prin
         return None
     log(f"second embedder {name}: building its vectors in the background (status page shows progress)")
     return subprocess.Popen(
-        [sys.executable, "-m", "nistchat.engine.index.second_build", "--index-dir", str(index_dir),
+        # `-c`, not `-m`: the package imports this module first, and runpy warns about that on every start
+        [sys.executable, "-c", _MAIN, "--index-dir", str(index_dir),
          "--models-dir", str(models_dir), "--embedder", name, "--max-pause-s", str(max_pause_s)]
         + ([] if yield_to_answers else ["--no-yield"]),
         stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10))
+
+
+_MAIN = "import sys; from nistchat.engine.index.second_build import main; sys.exit(main())"
 
 
 def main(argv: list[str] | None = None) -> int:
