@@ -105,7 +105,8 @@ _MAIN = "import sys; from nistchat.engine.index.second_build import main; sys.ex
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Build the second embedder's vectors for an index.")
+    ap = argparse.ArgumentParser(prog="python -m nistchat.engine.index.second_build",
+                                 description="Build the second embedder's vectors for an index.")
     ap.add_argument("--index-dir", type=Path, required=True)
     ap.add_argument("--models-dir", type=Path, required=True)
     ap.add_argument("--embedder", required=True)
