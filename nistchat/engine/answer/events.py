@@ -27,7 +27,7 @@ class Sources:
     type: ClassVar[str] = "sources"
     passages: list[Passage]
     risk: str | None = None  # None for an answer that needs no passage (configured, small talk)
-    searched_for: str = ""  # a follow-up's standalone question, or a question's English translation (what was searched for)
+    searched_for: str = ""  # a follow-up's standalone question, or the English a question was searched as
 
     def to_dict(self) -> dict:
         out = {"type": self.type, "passages": [dict(p.to_dict(), n=i) for i, p in enumerate(self.passages, 1)]}
