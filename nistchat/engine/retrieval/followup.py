@@ -462,6 +462,19 @@ def _named_by_ellipsis(bare: str) -> str:
     return _ELLIPSIS_OPENING.sub("", bare).strip(" ?.!,")
 
 
+def _ellipsis_focus(bare: str) -> str:
+    """What an ellipsis asks about (`ELLIPSIS_ASK`'s topic): its words less the opening ("and for
+    sprocket audits?" -> "sprocket audits"); for one asking a clause of its own ("and what does it
+    say about X?"), the X it asks about, else nothing, and the turn is asked as typed. Put whole into
+    the ask, such a clause read "What do the passages say about does it say about X", and the small
+    reader said that back."""
+    named = _named_by_ellipsis(bare)
+    if not _CLAUSE.match(named):
+        return named
+    about = _ABOUT_TOPIC.search(bare)
+    return about.group("topic").strip() if about else ""
+
+
 def _unasked(text: str) -> str:
     """`text` without its request for a language, nor the "please" and colon around it."""
     for rx in ASKED_LANGUAGE.values():
@@ -631,7 +644,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                           "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
     if ellipsis:
         frame = previous.frame or base
-        focus = _named_by_ellipsis(bare)
+        focus = _ellipsis_focus(bare)
         swapped = _swap(frame, bare)
         if swapped:  # a whole question again, asked as such: told "and MAP?", a small reader restates GOVERN
             return Resolution(swapped, "follow-up, an ellipsis: its name swapped into the question it leans on",

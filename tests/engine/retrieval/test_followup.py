@@ -221,6 +221,18 @@ def test_an_ellipsis_with_no_name_to_swap_asks_the_reader_about_its_own_words_in
                     "how does the monitoring report describe gadget drift?"
 
 
+def test_an_ellipsis_asking_a_clause_of_its_own_is_asked_about_its_topic_or_as_typed():
+    """"and what does it say about X?" asks about X; a clause naming no topic is asked as typed: put
+    whole into the ask it read "What do the passages say about does it …", and the reader said so."""
+    history = chat(("how does the monitoring report describe gadget drift", "It describes it as slow change."))
+    about = resolve("and what does it say about sprocket wear?", history, CATALOG)
+    assert about.focus == "sprocket wear"
+    assert about.ask == "What do the passages say about sprocket wear, in the context of: " \
+                        "how does the monitoring report describe gadget drift?"
+    own = resolve("and how do they measure it?", history, CATALOG)
+    assert own.kind == "follow_up" and own.focus == "" and own.ask == ""
+
+
 def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
     assert resolve("why does it matter?", history, CATALOG).scope == (AML,)
