@@ -565,10 +565,10 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     correction = _CORRECTION.match(text)
     if correction:
         rest = text[correction.end():].strip() or text
-        own = _content_words(_topic(rest, catalog))
-        if named and previous.compared and len(own) <= 1:
-            return _compared_again(previous, rest, named, answered, catalog)
         if named:  # "no, I meant the monitoring report, …": that document replaces the scope
+            own = _content_words(_topic(rest, catalog))
+            if previous.compared and len(own) <= 1:  # after a comparison, the one compared stays
+                return _compared_again(previous, rest, named, answered, catalog)
             query = rest if len(own) > 1 else f"{_topic(base, catalog, 'it')} {rest}"
             return Resolution(query, "follow-up, a correction: the document it names replaces the scope",
                               "correction", tuple(named), leans_on_answered=answered)
