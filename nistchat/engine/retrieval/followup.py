@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise, without_source_line
 from ..types import Passage, Resolution
-from .query import FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
+from .query import ASKS_FOR_MORE, FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
 from .translate import ASKED_LANGUAGE, asked_language, typed_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -399,6 +399,30 @@ def _swap(frame: str, turn: str) -> str:
     return ""
 
 
+_ASKED_AFTER = re.compile(r"[,;:-]\s*(?P<asked>(?:what|which|who|how|why|when|where|does|do|is|are|can)\b.*)$",
+                          re.IGNORECASE)
+
+
+def _asked_of_meant(rest: str) -> str:
+    """A correction's own question after the name it meant ("PW.1.2 not 1.1, what's in that
+    one?" -> "what's in that one?"); '' when it only names ("make that PW.1.2 instead")."""
+    m = _ASKED_AFTER.search(rest)
+    return m.group("asked").strip() if m else ""
+
+
+def _meant_root(before: list[_Turn], rest: str) -> str:
+    """The latest earlier question, as typed and standing on its own, that named what a
+    correction replaces, with the name meant in its place ('' when none did). A correction that
+    asks a question of its own asks it of the name meant: swapped into a whole chain of
+    follow-ups, it was searched with the last turn's question ("who should do that"), which it
+    no longer asks, and declined."""
+    for turn in reversed(before):
+        swapped = _swap(turn.question, rest)
+        if swapped and not is_follow_up(turn.question):
+            return swapped
+    return ""
+
+
 def _swap_slot(previous: Resolution, turn: str) -> str:
     """After a drill-down ("the third one, how is it measured?"), "and for privacy?" asks the
     same of another item: the turn's words, to take the place of the item the previous turn
@@ -485,11 +509,13 @@ def _unasked(text: str) -> str:
 
 def goes_on(text: str) -> bool:
     """Whether `text` opens like an ellipsis ("and sprockets??", "what about gadgets?") and names
-    something of its own: after an answer it goes on with the conversation, whatever else its
+    something of its own, or asks for more of what was said ("give me an example", "go on"):
+    after an answer it goes on with the conversation, whatever else its
     words resemble (a small-talk classifier took one such turn, two words and its question
     marks, for a question about the assistant)."""
     bare = _bare(normalise(text))
-    return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_named_by_ellipsis(bare)))
+    return bool(_ELLIPSIS.match(bare)) and bool(_content_words(_named_by_ellipsis(bare))) or bool(
+        ASKS_FOR_MORE.match(bare))
 
 
 def _leans_as_typed(text: str) -> bool:
@@ -544,9 +570,10 @@ def resolve(question: str, history: list[dict] | None = None, catalog=None, pare
 
 def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, catalog) -> Resolution:
     named = _named(text, previous, catalog)
-    new_topic = _NEW_TOPIC.match(text)
+    bare = _bare(text)  # "ok, new question: …": the filler before a new topic's marker
+    new_topic = _NEW_TOPIC.match(bare)
     if new_topic:
-        rest = text[new_topic.end():].strip()
+        rest = bare[new_topic.end():].strip()
         return Resolution(rest or text, "a new topic: earlier turns and their documents dropped", "new_topic",
                           tuple(named))
     if not before or previous is None:
@@ -574,6 +601,13 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                               "correction", tuple(named), leans_on_answered=answered)
         swapped = _swap(base, rest)
         if swapped:  # "no, I meant PW.1.2": searched for the one meant, not for both
+            asked = _asked_of_meant(rest)
+            root = _meant_root(before, rest) if asked else ""
+            if root:  # "i meant PW.1.2, what's in that one": the question that named the wrong one
+                query = f"{root} {asked}" if len(_content_words(asked)) > 1 else root
+                return Resolution(query, "follow-up, a correction asking of the name it meant: the question that "
+                                  "named the wrong one, with the one meant in its place", "correction",
+                                  previous.scope, leans_on_answered=answered)
             return Resolution(swapped, "follow-up, a correction: its name in place of the previous question's",
                               "correction", previous.scope, leans_on_answered=answered)
         return Resolution(f"{base} {rest}", "follow-up, a correction of the previous question", "correction",
@@ -616,7 +650,6 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         return Resolution(f"{rest} ({base})", "follow-up, a choice among the items of the previous answer's list",
                           "follow_up", _scope(named, previous), leans_on_answered=answered)
 
-    bare = _bare(text)
     # "in German please: who signs it off?": asking for the answer's language speaks to the
     # conversation, so a short question with it leans on what was said
     unasked = _unasked(bare) if asked_language(bare) else None

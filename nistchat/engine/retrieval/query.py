@@ -25,11 +25,16 @@ _TRANSLATE = str.maketrans({
 # Acronyms, possibly hyphenated (GAI, TEVV, DP-SGD, CBRN, AI RMF's "RMF").
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]*[A-Z](?:-[A-Z0-9]+)*s?\b")
 
+# Asks for more of what was just said, naming nothing ("give me an example", "such as?", "go on"):
+# with a conversation before it, never small talk, and it leans on the turn before.
+_MORE = (r"(tell|say) me more|more on|elaborate|explain (that|this|it)|"
+         r"(give|show) me (an? |some |more )?(examples?|details?|more)|(an?|any|some|for|more) (examples?|details?)|"
+         r"examples?|details?|such as|like what|in what way|go on|(can|could) you (expand|elaborate)")
+ASKS_FOR_MORE = re.compile(rf"^(?:{_MORE})\b", re.IGNORECASE)
 # Words that, leading a short question, mark it as a follow-up leaning on the previous turn.
 _FOLLOW_UP_START = re.compile(
     r"^(and|but|also|so|then|what about|how about|and what|and how|what else|why|how so|"
-    r"which one|the (first|second|third|fourth|fifth|sixth|last|other|next|previous)|"
-    r"(tell|say) me more|more on|elaborate|explain (that|this|it)|same for)\b",
+    rf"which one|the (first|second|third|fourth|fifth|sixth|last|other|next|previous)|same for|{_MORE})\b",
     re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|one|ones|the latter|the former)\b",
                       re.IGNORECASE)

@@ -241,6 +241,9 @@ def test_scope_carries_over_a_correction_replaces_it_a_new_topic_drops_it():
     fresh = resolve("new question: how is monitoring done after deployment", history, CATALOG)
     assert fresh.kind == "new_topic" and fresh.scope == () and not fresh.resolved
     assert fresh.question == "how is monitoring done after deployment"
+    after_filler = resolve("ok different thing. what does the GAI profile say about gadget provenance?", history, CATALOG)
+    assert after_filler.kind == "new_topic" and after_filler.scope == (GAI,)
+    assert after_filler.question == "what does the GAI profile say about gadget provenance?"
     standalone = resolve("How should organisations monitor deployed AI systems for drift over time?", history, CATALOG)
     assert not standalone.resolved and standalone.scope == ()
 
@@ -252,6 +255,34 @@ def test_a_correction_naming_another_identifier_searches_for_it_instead():
     r = resolve("oops, make that PW.4.2 instead", history, CATALOG)
     assert r.kind == "correction" and r.question == "in the SSDF what does PW.4.2 say about sprockets"
     assert r.scope == (SSDF,)
+
+
+def test_a_correction_asking_of_the_identifier_it_meant_asks_the_question_that_named_the_wrong_one():
+    """After a follow-up, "i meant PW.4.2, what's in that one" asks of PW.4.2 what the question
+    naming PW.4.1 asked, not the follow-up's own question; a correction that only names the one
+    meant still corrects the last question."""
+    history = chat(("in the SSDF what does PW.4.1 say about sprockets", "It says to audit them."),
+                   ("who should do that", "The sprocket team."))
+    r = resolve("wait, i meant PW.4.2 not 4.1, what's in that one", history, CATALOG)
+    assert r.kind == "correction" and r.question == "in the SSDF what does PW.4.2 say about sprockets"
+    asked = resolve("sorry, i meant PW.4.2 - who signs off the gadget audits?", history, CATALOG)
+    assert asked.question == "in the SSDF what does PW.4.2 say about sprockets who signs off the gadget audits?"
+    named = resolve("oops, make that PW.4.2 instead", history, CATALOG)
+    assert named.question == "in the SSDF what does PW.4.2 say about sprockets who should do that"
+    assert r.scope == asked.scope == named.scope == (SSDF,)
+
+
+def test_a_request_for_more_of_what_was_said_leans_on_it():
+    """"give me an example" names nothing: searched alone it lost the conversation's topic and
+    scope, and the turn after it leaned on it alone."""
+    history = chat(("how does the GAI profile define sprocket drift", "Drift is a change in sprockets [1]."))
+    for more in ("give me an example", "any examples?", "such as?", "like what?", "go on", "can you expand on that"):
+        r = resolve(more, history, CATALOG)
+        assert r.kind == "follow_up" and r.scope == (GAI,) and r.leans_on_answered, more
+        assert r.question.startswith("how does the GAI profile define sprocket drift"), more
+        assert goes_on(more), more
+    standalone = resolve("give me examples of gadget audits in the monitoring report", history, CATALOG)
+    assert standalone.kind == "standalone" and standalone.scope == (MON,)
 
 
 def test_a_turn_going_on_from_the_last_one_is_never_small_talk():
