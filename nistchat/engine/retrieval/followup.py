@@ -77,8 +77,15 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
              "tenth": 10, "10th": 10, "last": -1, "final": -1}
 # "the 2nd one", "the last item", "the third," / "the 4th?": an ordinal that stands for an item (not
 # "the first step", which names a thing of its own).
-_ITEM_REF = re.compile(r"\b(?:the\s+)?(" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
-                       r"(?=\s*(?:[,;:.!?]|$)))", re.IGNORECASE)
+# Or a number after a word for a place in a list: "number 3", "no. 3", "item 3", "#3".
+_ITEM_REF = re.compile(r"\b(?:the\s+)?(?:(?P<ordinal>" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
+                       r"(?=\s*(?:[,;:.!?]|$)))|(?:number|no\.|item|point|entry|bullet)\s*(?P<number>\d{1,2})\b)|"
+                       r"(?<!\w)#\s?(?P<hash>\d{1,2})\b", re.IGNORECASE)
+
+
+def _position(ref: re.Match) -> int:
+    """The place in a list an `_ITEM_REF` points at (-1: the last)."""
+    return _ORDINALS[ref["ordinal"].lower()] if ref["ordinal"] else int(ref["number"] or ref["hash"])
 # "what does it say about gadgets?": what a turn names after "about", at its end.
 _ABOUT_TOPIC = re.compile(r"\babout\s+(?P<topic>[^?!.]+?)\s*[?!.]*$", re.IGNORECASE)
 # A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
@@ -161,7 +168,9 @@ _DISCOURSE = re.compile(
     r"finally|instead|in (?:summary|short|addition|particular|general|practice|brief)|for (?:example|instance)|"
     r"as a result|first(?:ly)?|second(?:ly)?|third(?:ly)?|lastly|together|according to [^,]{1,60})\s*,\s*",
     re.IGNORECASE)
-_LEAD_VERB = re.compile(r"\b(?:are|include|includes|including|is|were|son|sind|sont)\b\s*")
+# The verb a prose list follows ("The risks are A, B and C", "It describes A, B and C").
+_LEAD_VERB = re.compile(r"\b(?:are|include|includes|including|is|were|has|have|describes?|lists|names|covers|identifies|"
+                        r"outlines|mentions|highlights|recommends|provides|son|sind|sont)\b\s*")
 _QUALIFIES = re.compile(r"\s+(?:that|which|who|whose|que|die|qui)\s")
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
 # The word before a list's last item, in the languages a question may be asked in.
@@ -615,7 +624,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
 
     item = _ITEM_REF.search(text)
     if item:
-        n = _ORDINALS[item.group(1).lower()]
+        n = _position(item)
         drill = _drilled(previous)
         if drill and len(drill.items) >= max(n, 1) and not _lines_listed(last.answer):
             # "and the 4th one?" after a drill-down (or a turn still speaking of it: a rewrite, a
@@ -673,8 +682,13 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
             docs = tuple(dict.fromkeys((*previous.scope, *named)))
             return _comparison(base, text, docs, "follow-up, a comparison: the documents of both turns searched, "
                                "each on its own", answered, catalog)
-        return Resolution(f"{_topic(base, catalog, 'it')} {text}", "follow-up, the previous question asked of the "
-                          "document this turn names", "comparison", tuple(named), leans_on_answered=answered)
+        # "and the SSDF one?" after "what about the GenAI profile?": the question both asked of a document
+        switched = previous.frame if previous.kind == "comparison" and not previous.compare else ""
+        asked = switched or _topic(base, catalog, "it")
+        only_names = not _content_words(_topic(_named_by_ellipsis(bare), catalog))
+        return Resolution(f"{asked} {text}", "follow-up, the previous question asked of the document this turn "
+                          "names", "comparison", tuple(named), leans_on_answered=answered,
+                          frame=asked if only_names else "")
     if ellipsis:
         frame = previous.frame or base
         focus = _ellipsis_focus(bare)

@@ -43,6 +43,9 @@ def test_a_prose_list_starts_after_its_lead_in():
     assert answer_items("Moreover, the guide warns of several harms, such as bias, drift and leakage.") == [
         "bias", "drift", "leakage"]
     assert answer_items("For example, staffing, budget and tooling need owners [2].")[:2] == ["staffing", "budget"]
+    # a verb of saying leads in as "are" does: "It describes X, Y and Z"
+    assert answer_items("It describes evasion, poisoning, privacy and abuse attacks [1].") == [
+        "evasion", "poisoning", "privacy", "abuse attacks"]
     # a lone "including …" after a clause is no list
     assert answer_items("It is a culture present everywhere, including teams that buy or build tools.") == []
 
@@ -553,3 +556,25 @@ def test_a_heading_is_named_by_all_its_words_or_by_two_of_them():
     assert moved is None and ordered == found
     assert [p.rank for p in focused(found, "sprocket audits")[0]] == [1, 2, 3, 4]
     assert focused(found, "gadget safety")[1] is None  # already first
+
+
+def test_a_number_after_a_word_for_a_place_in_a_list_points_at_that_item():
+    history = chat(("which goals does the GAI profile name", GAI_RISKS))
+    for ref in ("tell me more about number 2", "and no. 2?", "what does item 2 cover", "explain #2"):
+        r = resolve(ref, history, CATALOG)
+        assert r.kind == "item" and r.slot == "Confabulation", ref
+    assert resolve("and what about MEASURE 2?", history, CATALOG).kind != "item"
+
+
+def test_a_second_switch_of_document_asks_the_question_both_asked():
+    """"and the SSDF one?" after "what about the GAI profile": the first question asked of the
+    SSDF, not the first question followed by the words of the turn that switched."""
+    history = chat(("what does the AML taxonomy say about sprocket risk", "It names three [1]."),
+                   ("what about the GAI profile", "It names two [2]."))
+    r = resolve("and the SSDF one?", history, CATALOG)
+    assert r.kind == "comparison" and r.scope == (SSDF,)
+    assert r.question == "what does it say about sprocket risk and the SSDF one?"
+    # a switch asking a question of its own is searched with it
+    history = chat(("what does the AML taxonomy say about sprocket risk", "It names three [1]."),
+                   ("which gadgets does the GAI profile tie to it", "Two gadgets [2]."))
+    assert "gadgets" in resolve("and the SSDF one?", history, CATALOG).question
