@@ -343,18 +343,20 @@ def _items_of(turn: _Turn, n: int, topic: str) -> tuple[list[str], str]:
     it, the document's title left out ("what outcomes …" picks the list led by "… four sets of
     outcomes:" over another list of the same document), then by how many of its items share a
     word with it ("which attack types" picks a list of "… attacks" over a figure's list of themes
-    beside it); with where it came from ('' for the answer)."""
+    beside it); with where it came from ('' for the answer). A list sharing no word with it but
+    the document's name is none: "number 4" of an answer in prose became the 4th of a list of
+    the framework's aims."""
     items = answer_items(turn.answer)
     if items and n <= len(items):
         return items, ""
     asked = word_set(topic)
-    best, where, most = [], "", (-1, -1)
+    best, where, most = [], "", (0, 0)
     for passage in turn.sources:
         listed, lead = passage_list(passage.text)
         if len(listed) < n:
             continue
         own = asked - word_set(passage.title)  # the document's own name is every passage's
-        says = (len(own & word_set(f"{passage.section} {lead}")), sum(bool(asked & word_set(item)) for item in listed))
+        says = (len(own & word_set(f"{passage.section} {lead}")), sum(bool(own & word_set(item)) for item in listed))
         if says > most:
             best, where, most = listed, passage.id, says
     return best, where

@@ -118,6 +118,20 @@ def test_an_item_of_a_list_the_answer_only_counted_is_read_from_its_passages():
     assert resolve("the 9th one?", history, CATALOG).kind != "item"
 
 
+def test_a_passage_list_sharing_only_the_documents_name_is_not_the_list_meant():
+    """An answer in prose, beside a passage listing the report's aims: "number 2" is no aim of it."""
+    aims = {**CATEGORIES, "id": "m:5", "title": "Monitoring Report", "section": "Purpose",
+            "text": "The report aims to:\n- Describe monitoring practice\n- Support monitoring teams\n- Inform monitoring policy"}
+    history = chat(("what gadget traits does the monitoring report stress", "A figure shows how the traits relate [1].",
+                    [aims]))
+    assert resolve("tell me more about number 2", history, CATALOG).kind != "item"
+    traits = {**aims, "id": "m:6", "section": "Gadget traits",
+              "text": "Traits stressed:\n- Sturdy gadgets\n- Quiet gadgets\n- Cheap gadgets"}
+    history = chat(("what gadget traits does the monitoring report stress", "A figure shows how the traits relate [1].",
+                    [aims, traits]))
+    assert resolve("tell me more about number 2", history, CATALOG).slot == "Quiet gadgets"
+
+
 def test_of_a_documents_lists_the_one_led_by_what_was_asked_is_pointed_into():
     """Every list of a document shares its name's words; the one whose lead-in says what was asked
     for is the one meant, and its item is named by its first sentence."""
