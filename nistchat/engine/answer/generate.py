@@ -1,4 +1,5 @@
-"""Stream an answer from the active reader, with markdown headers and bold stripped as it streams.
+"""Stream an answer from the active reader, with markdown headers and bold stripped as it streams,
+ended where the reader starts writing the conversation's next turn.
 
 Readers emit markup even when asked for plain text, and a marker can arrive split across tokens
 ("*" then "*Govern"), so the stripper holds back only the few characters that might still
@@ -55,6 +56,49 @@ class MarkdownStripper:
         return self._emit(text)
 
 
+# The conversation window's labels (prompt.history_window). A line the reader opens with one is
+# the reader writing the next turn of the transcript ("User: sorry, I meant …"), not its answer.
+TURN_LABELS = ("User:", "Assistant:")
+_TURN_LINE = re.compile(r"\n[ \t]*(?:" + "|".join(TURN_LABELS) + ")")
+
+
+class TurnCut:
+    """Incremental filter: the reader's text up to a line opening with a turn label, where the
+    answer ends (`done`). A line start that may still become a label is held back until it cannot.
+    Seen in a walk: the answer to a correction went on as the person's next, invented, turn, which
+    the page showed, the checker flagged, and the next turn's rewrite repeated."""
+
+    def __init__(self):
+        self.pending = ""
+        self.line_start = True
+        self.done = False
+        self.said = False  # an "Assistant:" before any text is the reader labelling its own answer: dropped
+
+    def feed(self, piece: str) -> str:
+        if self.done:
+            return ""
+        text = ("\n" if self.line_start else "x") + self.pending + piece  # sentinel: a label only at a line start
+        label = _TURN_LINE.search(text)
+        if label and not self.said and label.group().strip() == "Assistant:" and not text[1:label.start()].strip():
+            text = "x" + text[label.end():].lstrip(" \t")
+            label = _TURN_LINE.search(text)
+        if label:
+            self.done, self.pending = True, ""
+            return text[1:label.start()].rstrip(" \t")
+        cut = text.rfind("\n")
+        last = text[cut + 1:].lstrip(" \t")
+        held = cut >= 0 and bool(last) and any(name.startswith(last) for name in TURN_LABELS)
+        self.pending = text[cut + 1:] if held else ""
+        out = text[1:cut + 1] if held else text[1:]
+        self.said = self.said or bool(out.strip())
+        self.line_start = held or text.endswith("\n")
+        return out
+
+    def flush(self) -> str:
+        text, self.pending = ("" if self.done else self.pending), ""
+        return text
+
+
 def strip_markdown(text: str) -> str:
     """Whole-text form of the stream filter (same rules)."""
     stripper = MarkdownStripper()
@@ -65,11 +109,19 @@ def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300, temper
                   first_token_s: float | None = None) -> Iterator[str]:
     """Cleaned text pieces from the reader; BackendErrors from the reader pass through unchanged.
     `first_token_s` bounds the wait for the first piece (the prompt's reading, `backends.base.Pace`)."""
-    stripper = MarkdownStripper()
-    for piece in reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s):
-        out = stripper.feed(piece)
-        if out:
-            yield out
-    tail = stripper.flush()
+    stripper, turn = MarkdownStripper(), TurnCut()
+    pieces = reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s)
+    try:
+        for piece in pieces:
+            out = stripper.feed(turn.feed(piece))
+            if out:
+                yield out
+            if turn.done:  # the answer ended; the reader stops with the stream
+                break
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    tail = stripper.feed(turn.flush()) + stripper.flush()
     if tail:
         yield tail
