@@ -32,7 +32,8 @@ from dataclasses import dataclass, replace
 
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise, without_source_line
 from ..types import Passage, Resolution
-from .query import ASKS_FOR_MORE, FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up, normalise, word_set
+from .query import (ASKS_FOR_MORE, FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up,
+                    normalise, word_set)
 from .translate import ASKED_LANGUAGE, asked_language, typed_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -78,14 +79,10 @@ _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, 
 # "the 2nd one", "the last item", "the third," / "the 4th?": an ordinal that stands for an item (not
 # "the first step", which names a thing of its own).
 # Or a number after a word for a place in a list: "number 3", "no. 3", "item 3", "#3".
-_ITEM_REF = re.compile(r"\b(?:the\s+)?(?:(?P<ordinal>" + "|".join(_ORDINALS) + r")(?:\s+(?:one|item|point|entry|bullet)s?\b|"
-                       r"(?=\s*(?:[,;:.!?]|$)))|(?:number|no\.|item|point|entry|bullet)\s*(?P<number>\d{1,2})\b)|"
+_ITEM_REF = re.compile(r"\b(?:the\s+)?(?:(?P<ordinal>" + "|".join(_ORDINALS) + r")"
+                       r"(?:\s+(?:one|item|point|entry|bullet)s?\b|(?=\s*(?:[,;:.!?]|$)))|"
+                       r"(?:number|no\.|item|point|entry|bullet)\s*(?P<number>\d{1,2})\b)|"
                        r"(?<!\w)#\s?(?P<hash>\d{1,2})\b", re.IGNORECASE)
-
-
-def _position(ref: re.Match) -> int:
-    """The place in a list an `_ITEM_REF` points at (-1: the last)."""
-    return _ORDINALS[ref["ordinal"].lower()] if ref["ordinal"] else int(ref["number"] or ref["hash"])
 # "what does it say about gadgets?": what a turn names after "about", at its end.
 _ABOUT_TOPIC = re.compile(r"\babout\s+(?P<topic>[^?!.]+?)\s*[?!.]*$", re.IGNORECASE)
 # A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
@@ -169,8 +166,8 @@ _DISCOURSE = re.compile(
     r"as a result|first(?:ly)?|second(?:ly)?|third(?:ly)?|lastly|together|according to [^,]{1,60})\s*,\s*",
     re.IGNORECASE)
 # The verb a prose list follows ("The risks are A, B and C", "It describes A, B and C").
-_LEAD_VERB = re.compile(r"\b(?:are|include|includes|including|is|were|has|have|describes?|lists|names|covers|identifies|"
-                        r"outlines|mentions|highlights|recommends|provides|son|sind|sont)\b\s*")
+_LEAD_VERB = re.compile(r"\b(?:are|include|includes|including|is|were|has|have|describes?|lists|names|covers|"
+                        r"identifies|outlines|mentions|highlights|recommends|provides|son|sind|sont)\b\s*")
 _QUALIFIES = re.compile(r"\s+(?:that|which|who|whose|que|die|qui)\s")
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
 # The word before a list's last item, in the languages a question may be asked in.
@@ -432,6 +429,11 @@ def _meant_root(before: list[_Turn], rest: str) -> str:
         if swapped and not is_follow_up(turn.question):
             return swapped
     return ""
+
+
+def _position(ref: re.Match) -> int:
+    """The place in a list an `_ITEM_REF` points at (-1: the last)."""
+    return _ORDINALS[ref["ordinal"].lower()] if ref["ordinal"] else int(ref["number"] or ref["hash"])
 
 
 def _swap_slot(previous: Resolution, turn: str) -> str:
