@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from .prompt import ASSISTANT, USER
+
 _HEADER = re.compile(r"(\n)[ \t]{0,3}#{1,6}[ \t]+")
 _MAYBE_HEADER = re.compile(r"[ \t]{0,3}#{1,6}[ \t]*")  # a line start that may still turn into a header
 _TRAILING_STARS = re.compile(r"\*+\Z")
@@ -58,7 +60,7 @@ class MarkdownStripper:
 
 # The conversation window's labels (prompt.history_window). A line the reader opens with one is
 # the reader writing the next turn of the transcript ("User: sorry, I meant …"), not its answer.
-TURN_LABELS = ("User:", "Assistant:")
+TURN_LABELS = (f"{USER}:", f"{ASSISTANT}:")
 _TURN_LINE = re.compile(r"\n[ \t]*(?:" + "|".join(TURN_LABELS) + ")")
 
 
@@ -79,7 +81,7 @@ class TurnCut:
             return ""
         text = ("\n" if self.line_start else "x") + self.pending + piece  # sentinel: a label only at a line start
         label = _TURN_LINE.search(text)
-        if label and not self.said and label.group().strip() == "Assistant:" and not text[1:label.start()].strip():
+        if label and not self.said and label.group().strip() == TURN_LABELS[1] and not text[1:label.start()].strip():
             text = "x" + text[label.end():].lstrip(" \t")
             label = _TURN_LINE.search(text)
         if label:

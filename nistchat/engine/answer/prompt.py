@@ -101,16 +101,21 @@ def format_context(passages: list[Passage]) -> str:
     return "\n\n".join(f"{passage_header(i, p)}\n{unlabel(p.text.strip())}" for i, p in enumerate(passages, 1))
 
 
+# How the conversation window labels its turns; a line of the reader's own opening with one ends
+# its answer (generate.TurnCut).
+USER, ASSISTANT = "User", "Assistant"
+
+
 def _turn_text(turn: dict) -> list[str]:
     """Accept both chat-style turns ({role, content}) and stored Q/A pairs ({question, answer})."""
     if "role" in turn:
-        who = "User" if turn.get("role") == "user" else "Assistant"
+        who = USER if turn.get("role") == "user" else ASSISTANT
         return [f"{who}: {str(turn.get('content') or '').strip()}"]
     lines = []
     if turn.get("question"):
-        lines.append(f"User: {str(turn['question']).strip()}")
+        lines.append(f"{USER}: {str(turn['question']).strip()}")
     if turn.get("answer"):
-        lines.append(f"Assistant: {str(turn['answer']).strip()}")
+        lines.append(f"{ASSISTANT}: {str(turn['answer']).strip()}")
     return lines
 
 
