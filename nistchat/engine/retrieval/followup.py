@@ -407,8 +407,8 @@ def _swap(frame: str, turn: str) -> str:
     return ""
 
 
-_ASKED_AFTER = re.compile(r"[,;:-]\s*(?P<asked>(?:what|which|who|how|why|when|where|does|do|is|are|can)\b.*)$",
-                          re.IGNORECASE)
+# A correction's own question, after the name it meant: what opens a `_CLAUSE`, after a comma or dash.
+_ASKED_AFTER = re.compile(rf"[,;:-]\s*(?P<asked>{_CLAUSE.pattern.lstrip('^')}.*)$", re.IGNORECASE)
 
 
 def _asked_of_meant(rest: str) -> str:

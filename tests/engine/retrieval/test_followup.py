@@ -284,6 +284,8 @@ def test_a_correction_asking_of_the_identifier_it_meant_asks_the_question_that_n
     assert r.kind == "correction" and r.question == "in the SSDF what does PW.4.2 say about sprockets"
     asked = resolve("sorry, i meant PW.4.2 - who signs off the gadget audits?", history, CATALOG)
     assert asked.question == "in the SSDF what does PW.4.2 say about sprockets who signs off the gadget audits?"
+    should = resolve("sorry, i meant PW.4.2, should the gadget team sign it off?", history, CATALOG)
+    assert should.question == "in the SSDF what does PW.4.2 say about sprockets should the gadget team sign it off?"
     named = resolve("oops, make that PW.4.2 instead", history, CATALOG)
     assert named.question == "in the SSDF what does PW.4.2 say about sprockets who should do that"
     assert r.scope == asked.scope == named.scope == (SSDF,)
