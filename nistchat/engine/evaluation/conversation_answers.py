@@ -34,15 +34,15 @@ def key_term_share(terms: list[str], answer: str, typed: list[str] | None = None
 def run_conversation_answers(runtime: Runtime, conversations: list[Conversation], *, k: int = 6,
                              on_turn: Callable[[TurnResult], None] | None = None) -> ConversationReport:
     """Each turn through `runtime.answer` with the history the chat store passes (engine_history's
-    shape: the question, the answer text, the passages shown, whether it was refused). A failed turn
-    keeps its question with an empty answer, as the chat does. Each answer takes an EVAL ticket: a
-    person's question goes first."""
+    shape: the question, the answer text, the passages shown, whether it was refused). A turn the
+    reader failed keeps what it wrote before, as the chat does, and says why (`failure`). Each
+    answer takes an EVAL ticket: a person's question goes first."""
     report = ConversationReport(k=k)
     for conv in conversations:
         history: list[dict] = []
         for index, turn in enumerate(conv.turns):
             t = time.perf_counter()
-            passages, answer, refused, searched, reason, translation = [], "", False, "", "", ""
+            passages, answer, refused, searched, reason, translation, failure = [], "", False, "", "", "", ""
             for event in runtime.answer(turn.question, list(history), ticket=runtime.queue.take("eval", capped=False, priority=EVAL)):
                 if isinstance(event, Sources):
                     passages = [{**p.to_dict(), "n": i, "cited": False} for i, p in enumerate(event.passages, 1)]
@@ -51,8 +51,8 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
                     searched, reason = event.answer.searched_for, event.answer.refusal_reason
                     translation = translation_of(Trace.from_dict(event.answer.trace))
                     passages = [s.to_dict() for s in event.answer.sources] or passages
-                elif isinstance(event, Error):
-                    answer = ""
+                elif isinstance(event, Error):  # kept as the chat keeps it: what was written, marked
+                    answer, failure = event.failure.partial, f"{event.failure.kind}: {event.failure.message}"
             history += [{"role": "user", "content": turn.question},
                         {"role": "assistant", "content": answer, "sources": passages, "refused": refused}]
             if not turn.evidence:
@@ -63,7 +63,8 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
             row = TurnResult(conv.id, index, turn.kind, turn.question, not missing, missing, searched,
                              stored(passages), round((time.perf_counter() - t) * 1000, 1), turn, refused,
                              refusal=reason, answer=answer,
-                             key_terms=key_term_share(terms, answer, typed), translation=translation)
+                             key_terms=key_term_share(terms, answer, typed), translation=translation,
+                             failure=failure)
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

@@ -78,6 +78,7 @@ class TurnResult:
     answer: str | None = None  # with answers: the reader's text (None: retrieval only)
     key_terms: float | None = None  # with answers: share of the turn's key terms in the answer
     translation: str = ""  # a turn in another language: how its translation went ("done", "deadline", ...)
+    failure: str = ""  # with answers: the reader failed ("kind: message"); `answer` is what it wrote before
 
     @property
     def follow_up(self) -> bool:
@@ -100,6 +101,7 @@ class Tally:
     hits: int = 0
     refused: int = 0
     gate: int = 0  # of the refusals, those made by the gate before generation
+    failed: int = 0  # answers the reader did not finish (scored on what it wrote before)
     terms: list[float] = field(default_factory=list)  # key-term shares, when answers were generated
 
     @property
@@ -110,11 +112,13 @@ class Tally:
     def key_terms(self) -> float | None:
         return round(sum(self.terms) / len(self.terms), 4) if self.terms else None
 
-    def add(self, hit: bool, refused: bool = False, key_terms: float | None = None, gate: bool = False) -> None:
+    def add(self, hit: bool, refused: bool = False, key_terms: float | None = None, gate: bool = False,
+            failed: bool = False) -> None:
         self.n += 1
         self.hits += int(hit)
         self.refused += int(refused)
         self.gate += int(gate)
+        self.failed += int(failed)
         if key_terms is not None:
             self.terms.append(key_terms)
 
@@ -128,7 +132,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit, r.refused, r.key_terms, r.gate_refused)
+                t.add(r.hit, r.refused, r.key_terms, r.gate_refused, bool(r.failure))
         return t
 
     @property
@@ -147,7 +151,7 @@ class ConversationReport:
                   "all turns": self.tally(lambda r: True)}
         kinds = {kind: self.tally(lambda r, kind=kind: r.kind == kind) for kind in KINDS}
         as_dict = lambda t: {"n": t.n, "hits": t.hits, "hit": t.rate, "refused": t.refused,  # noqa: E731
-                             "gate_refused": t.gate,
+                             "gate_refused": t.gate, "failed": t.failed,
                              **({"key_terms": t.key_terms} if t.terms else {})}
         return {"k": self.k, "conversations": self.n_conversations,
                 "groups": {g: as_dict(t) for g, t in groups.items()},
@@ -277,6 +281,8 @@ def format_table(reports: dict[str, ConversationReport], *, misses: bool = True)
                      [str(summaries[n]["groups"][group]["refused"]) for n in names]))
         if answered:
             rows.append(("  of them by the gate", [str(summaries[n]["groups"][group]["gate_refused"]) for n in names]))
+            rows.append((f"{group} the reader did not finish",
+                         [str(summaries[n]["groups"][group]["failed"]) for n in names]))
     for kind in KINDS:
         rows.append((f"  {kind}", [cell(summaries[n]["kinds"].get(kind)) for n in names]))
     label_w = max(len(r[0]) for r in rows) + 2

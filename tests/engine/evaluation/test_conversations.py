@@ -58,8 +58,9 @@ def test_first_turns_against_follow_ups_and_per_kind():
     rep = run_conversations(Scripted(), CONVS, gate=lambda r: r.question == "q5")  # the gate refuses q5
     s = rep.summary()
     # q4 opens its conversation in another language and its evidence is split across passages: a miss
-    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5, "refused": 0, "gate_refused": 0}
-    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667, "refused": 1, "gate_refused": 1}
+    assert s["groups"]["first turns"] == {"n": 2, "hits": 1, "hit": 0.5, "refused": 0, "gate_refused": 0, "failed": 0}
+    assert s["groups"]["follow-up turns"] == {"n": 3, "hits": 2, "hit": 0.6667, "refused": 1, "gate_refused": 1,
+                                              "failed": 0}
     assert s["kinds"]["other_language"]["hits"] == 0 and s["kinds"]["drill_down"]["hits"] == 0
     assert "correction" not in s["kinds"] and s["conversations"] == 2
     assert [m.id for m in rep.misses()] == ["c1.3", "c2.1"]
@@ -155,6 +156,27 @@ def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
     assert s["first turns"]["key_terms"] == first.key_terms and s["follow-up turns"]["n"] == 1
     table = format_table({"dev": rep})
     assert "follow-up turns key-term share" in table and "follow-up turns refused " in table
+
+
+def test_a_turn_the_reader_did_not_finish_is_counted_and_says_why(runtime):
+    """A reader that fails mid-run (here: the first token not come within its limit) was scored as
+    an empty answer, which read as a bad answer; the run now keeps what was written, the failure,
+    and counts such turns."""
+    from nistchat.engine.evaluation import run_conversation_answers
+
+    conv = Conversation("c902", [Turn("what does TEVV stand for", "first", "NIST.AI.100-1",
+                                      ["test, evaluation, verification, and validation"], ["validation"], "")])
+    pace = runtime.models.pace
+    limits = pace.floor_s, pace.ceiling_s
+    pace.floor_s = pace.ceiling_s = 0.001
+    try:
+        rep = run_conversation_answers(runtime, [conv])
+    finally:
+        pace.floor_s, pace.ceiling_s = limits
+    (row,) = rep.turns
+    assert row.failure.startswith("timeout:") and row.answer == "" and row.key_terms == 0.0
+    assert rep.summary()["groups"]["first turns"]["failed"] == 1
+    assert re.search(r"first turns the reader did not finish\s+1", format_table({"dev": rep}))
 
 
 def test_other_language_turns_against_their_english_per_list(runtime, tmp_path):
