@@ -143,7 +143,10 @@ ANAPHOR_MAX_CONTENT_WORDS = 8
 # asked the turn as typed, a small reader restated the earlier answer; asked this, it answered
 # from the passage on the turn's own words (docs/decisions.md, "A follow-up reads the section it
 # names first").
-ELLIPSIS_ASK = "What do the passages say about {focus}, in the context of: {frame}?"
+ELLIPSIS_ASK = "What do the passages say {about}, in the context of: {frame}?"
+# An ellipsis naming a place of its own ("and in the MAP function?") is asked what is said there,
+# not "about in the MAP function".
+_PLACE = re.compile(r"^(?:in|under|within|inside|during|across|at|on|per)\b", re.IGNORECASE)
 # What the reader is asked for a turn that acts on the previous answer: that answer itself, to
 # rewrite. Told "rewrite your previous answer to \"<question>\"", a small reader rewrote the question
 # in 3 of 11 dev and dev2 turns (docs/decisions.md, "… the answer itself to rewrite").
@@ -512,6 +515,11 @@ def _ellipsis_focus(bare: str) -> str:
     return about.group("topic").strip() if about else ""
 
 
+def _ellipsis_ask(focus: str, frame: str) -> str:
+    """`ELLIPSIS_ASK` for `focus`, said of the question it leans on."""
+    return ELLIPSIS_ASK.format(about=focus if _PLACE.match(focus) else f"about {focus}", frame=frame.rstrip(" ?"))
+
+
 def _unasked(text: str) -> str:
     """`text` without its request for a language, nor the "please" and colon around it."""
     for rx in ASKED_LANGUAGE.values():
@@ -707,7 +715,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                              "leans on picked", _scope(named, previous), answered, kind="follow_up")
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
-                          focus=focus, ask=ELLIPSIS_ASK.format(focus=focus, frame=frame.rstrip(" ?")) if focus else "")
+                          focus=focus, ask=_ellipsis_ask(focus, frame) if focus else "")
     if leans:
         scope = _scope(named, previous)
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""

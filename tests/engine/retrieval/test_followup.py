@@ -236,6 +236,9 @@ def test_an_ellipsis_with_no_name_to_swap_asks_the_reader_about_its_own_words_in
     assert r.focus == "sprocket kind"
     assert r.ask == "What do the passages say about sprocket kind, in the context of: " \
                     "how does the monitoring report describe gadget drift?"
+    place = resolve("and in the gadget section?", history, CATALOG)
+    assert place.ask == "What do the passages say in the gadget section, in the context of: " \
+                        "how does the monitoring report describe gadget drift?"
 
 
 def test_an_ellipsis_asking_a_clause_of_its_own_is_asked_about_its_topic_or_as_typed():
