@@ -302,5 +302,10 @@ class Failure:
     def incomplete(self) -> bool:
         return bool(self.partial)
 
+    @property
+    def line(self) -> str:
+        """"kind: message", as an evaluation item records it."""
+        return f"{self.kind}: {self.message}"
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "message": self.message, "partial": self.partial, "incomplete": self.incomplete}

@@ -140,7 +140,7 @@ def store_conversations(runtime, reports: dict, paths: dict[str, str], *, note: 
                                                        **({"wrongly_refused": float(r.refused)} if answered else {})},
                                             **({"answer": r.answer} if r.answer is not None else {}),
                                             "turn": r.index + 1, "follow_up": r.follow_up, "gate_refused": r.gate_refused,
-                                            "refusal": r.refusal, "failure": r.failure, "translation": r.translation,
+                                            "refusal": r.refusal, "error": r.error, "translation": r.translation,
                                             "search_text": r.search_text, "missing": r.missing,
                                             "passages": r.passages, "timings_ms": {"total": r.ms}}))
     run.done = run.total

@@ -147,7 +147,7 @@ def answer_item(runtime: Runtime, item: dict) -> dict:
                            flagged=a.flagged, verdicts=[verdict_dict(v) for v in a.sentences], risk=a.risk,
                            timings_ms={**a.timings_ms, "queue": a.queue_ms})
         elif isinstance(event, Error):
-            outcome.update(error=f"{event.failure.kind}: {event.failure.message}", answer=event.failure.partial)
+            outcome.update(error=event.failure.line, answer=event.failure.partial)
     outcome["ms"] = round((time.perf_counter() - t) * 1000, 1)
     return outcome
 

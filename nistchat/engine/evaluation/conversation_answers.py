@@ -35,14 +35,14 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
                              on_turn: Callable[[TurnResult], None] | None = None) -> ConversationReport:
     """Each turn through `runtime.answer` with the history the chat store passes (engine_history's
     shape: the question, the answer text, the passages shown, whether it was refused). A turn the
-    reader failed keeps what it wrote before, as the chat does, and says why (`failure`). Each
+    reader failed keeps what it wrote before, as the chat does, and says why (`error`). Each
     answer takes an EVAL ticket: a person's question goes first."""
     report = ConversationReport(k=k)
     for conv in conversations:
         history: list[dict] = []
         for index, turn in enumerate(conv.turns):
             t = time.perf_counter()
-            passages, answer, refused, searched, reason, translation, failure = [], "", False, "", "", "", ""
+            passages, answer, refused, searched, reason, translation, error = [], "", False, "", "", "", ""
             for event in runtime.answer(turn.question, list(history), ticket=runtime.queue.take("eval", capped=False, priority=EVAL)):
                 if isinstance(event, Sources):
                     passages = [{**p.to_dict(), "n": i, "cited": False} for i, p in enumerate(event.passages, 1)]
@@ -52,7 +52,7 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
                     translation = translation_of(Trace.from_dict(event.answer.trace))
                     passages = [s.to_dict() for s in event.answer.sources] or passages
                 elif isinstance(event, Error):  # kept as the chat keeps it: what was written, marked
-                    answer, failure = event.failure.partial, f"{event.failure.kind}: {event.failure.message}"
+                    answer, error = event.failure.partial, event.failure.line
             history += [{"role": "user", "content": turn.question},
                         {"role": "assistant", "content": answer, "sources": passages, "refused": refused}]
             if not turn.evidence:
@@ -64,7 +64,7 @@ def run_conversation_answers(runtime: Runtime, conversations: list[Conversation]
                              stored(passages), round((time.perf_counter() - t) * 1000, 1), turn, refused,
                              refusal=reason, answer=answer,
                              key_terms=key_term_share(terms, answer, typed), translation=translation,
-                             failure=failure)
+                             error=error)
             report.turns.append(row)
             if on_turn:
                 on_turn(row)

@@ -78,7 +78,7 @@ class TurnResult:
     answer: str | None = None  # with answers: the reader's text (None: retrieval only)
     key_terms: float | None = None  # with answers: share of the turn's key terms in the answer
     translation: str = ""  # a turn in another language: how its translation went ("done", "deadline", ...)
-    failure: str = ""  # with answers: the reader failed ("kind: message"); `answer` is what it wrote before
+    error: str = ""  # with answers: the reader failed ("kind: message"); `answer` is what it wrote before
 
     @property
     def follow_up(self) -> bool:
@@ -132,7 +132,7 @@ class ConversationReport:
         t = Tally()
         for r in self.turns:
             if pick(r):
-                t.add(r.hit, r.refused, r.key_terms, r.gate_refused, bool(r.failure))
+                t.add(r.hit, r.refused, r.key_terms, r.gate_refused, bool(r.error))
         return t
 
     @property

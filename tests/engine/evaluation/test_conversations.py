@@ -174,7 +174,7 @@ def test_a_turn_the_reader_did_not_finish_is_counted_and_says_why(runtime):
     finally:
         pace.floor_s, pace.ceiling_s = limits
     (row,) = rep.turns
-    assert row.failure.startswith("timeout:") and row.answer == "" and row.key_terms == 0.0
+    assert row.error.startswith("timeout:") and row.answer == "" and row.key_terms == 0.0
     assert rep.summary()["groups"]["first turns"]["failed"] == 1
     assert re.search(r"first turns the reader did not finish\s+1", format_table({"dev": rep}))
 
