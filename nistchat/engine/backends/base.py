@@ -129,7 +129,9 @@ class Pace:
     the last prompt's prefix (a retry over the same passages, a follow-up whose first passages are
     the last turn's) reads only the new tokens, and the whole prompt over that time looked ten times
     faster than the reader is; the next answer's limit then fell to the floor, and the answer after
-    a retry was cut off while the machine was busy."""
+    a retry was cut off while the machine was busy. A process that ran no probe (an evaluation
+    from the command line) takes its first answer's rate as the probe's, read by a reader that had
+    kept nothing; uncapped, its retries moved every limit to the floor."""
 
     FACTOR = 3.0
     WEIGHT = 0.3  # of the newest observation in the moving average
@@ -155,7 +157,8 @@ class Pace:
             return
         rate = prompt_tokens * max(1, sharing) / seconds
         with self._lock:
-            rate = min(rate, self.probed or rate)
+            self.probed = self.probed or rate
+            rate = min(rate, self.probed)
             old = self.tokens_per_s
             self.tokens_per_s = rate if old is None else (1 - self.WEIGHT) * old + self.WEIGHT * rate
 

@@ -210,3 +210,16 @@ def test_pace_never_measures_an_answer_faster_than_the_probe():
     assert pace.first_token_limit(2000) == pytest.approx(120)
     pace.observe(2000, 100.0)  # 20 tokens/s: busier
     assert pace.tokens_per_s == pytest.approx(0.7 * 50 + 0.3 * 20)
+
+
+def test_pace_without_a_probe_never_measures_an_answer_faster_than_the_first():
+    """An evaluation run from the command line ran no probe: its retries, reading only their new
+    words, pushed the rate up until every first-token limit was the floor, and answers were cut off
+    before their first token. The first answer's rate stands in for the probe's."""
+    from nistchat.engine.backends.base import Pace
+
+    pace = Pace(floor_s=10, ceiling_s=1000)
+    pace.observe(2000, 50.0)  # the first answer: 40 tokens/s, nothing kept
+    for _ in range(5):
+        pace.observe(2000, 2.0)  # retries over kept prefixes
+    assert pace.tokens_per_s == pytest.approx(40) and pace.first_token_limit(2000) == pytest.approx(150)
