@@ -200,6 +200,7 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
             _languages(runtime, pipeline, sets, paths, k, as_json, tuple(lists))
             return
         if answers:
+            _as_served(runtime)
             progress = lambda r: click.echo(f"  {r.id} [{r.kind}] hit={int(r.hit)} terms={r.key_terms:.2f}"  # noqa: E731
                                             f"{' refused' if r.refused else ''}", err=True)
             reports = {name: run_conversation_answers(runtime, convs, k=k, on_turn=progress)
@@ -226,11 +227,17 @@ def conversations(spec, k, overrides, as_json, no_store, note, answers, limit, l
         click.echo(f"\nstored as run {run_id} (conversations): `nistchat eval runs`, /evals/{run_id}")
 
 
+def _as_served(runtime) -> None:
+    """The self-test `serve` runs before its first answer: the reader's measured rate sets the
+    translation's deadline and bounds each answer's wait for its first token, as in the chat."""
+    runtime.models.self_test()
+
+
 def _languages(runtime, pipeline, sets: dict, paths: dict, k: int, as_json: bool, lists: tuple[str, ...]) -> None:
     """`eval conversations --languages`: other-language turns against their English (evaluation/languages.py)."""
     from ..engine.evaluation import LANGUAGE_LISTS, answer_between, format_languages, run_languages
 
-    runtime.models.self_test()  # as `serve` does: the reader's measured rate sets the translation's deadline
+    _as_served(runtime)
     reports = {name: run_languages(runtime.retriever, convs, k=k, gate=lambda r: pipeline.refusal_gate(r).refuse,
                                    between=answer_between(runtime.models.reader),
                                    lists=(*lists, "hybrid") if lists else LANGUAGE_LISTS)
@@ -292,6 +299,7 @@ def answers(limit, judge_n, reader, k, spec, overrides, note) -> None:
         runtime.index  # noqa: B018
         app = store_app(runtime)
         with app.app_context():
+            _as_served(runtime)
             run = _start(runtime, "answers", spec, limit=limit, judge_n=judge_n, note=note)
             click.echo(f"run {run.id}: {run.total} questions ({run.sets}), judged: first {judge_n} per set")
             run = execute(runtime, run.id, spec=spec, limit=limit, judge_n=judge_n)
