@@ -72,7 +72,7 @@ def ask(question: str, as_json: bool, no_stream: bool, docs: tuple[str, ...]) ->
             if isinstance(event, Error):
                 if stream and event.failure.partial:
                     click.echo("\n[answer incomplete]")
-                raise click.ClickException(f"{event.failure.kind}: {event.failure.message}")
+                raise click.ClickException(event.failure.line)
             if isinstance(event, Final):
                 final = event.answer
     if final is None:

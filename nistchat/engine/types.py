@@ -304,7 +304,7 @@ class Failure:
 
     @property
     def line(self) -> str:
-        """"kind: message", as an evaluation item records it."""
+        """"kind: message", as an evaluation item records it and `nistchat ask` says it."""
         return f"{self.kind}: {self.message}"
 
     def to_dict(self) -> dict:
