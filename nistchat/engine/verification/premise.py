@@ -13,7 +13,9 @@ that affirms it, and an affirmative sentence sharing a few words is no evidence 
 """
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 from ..text import split_sentences
@@ -297,29 +299,62 @@ class PremiseCheck:
 _ENUMERATOR = re.compile(r"(?<=:)\s+(?:\(?\w\)|\d+\.)\s*$")  # "…: 1.": the list's first number, split off with it
 
 
+_CITED_TAIL = re.compile(r"\s*\[\d")  # "[6] use …": the rest of "Smith et al. [6] use …", split at "al."
+
+
+def _quotable(text: str) -> list[str]:
+    """The passage's sentences for a quote: a piece opening with a citation mark joined back to
+    the one before it, whose "et al." the split took for a sentence's end (alone, "[6] show that
+    …" misquotes; whole, it names who showed it)."""
+    pieces: list[str] = []
+    for piece in split_sentences(text, "plain"):
+        if pieces and _CITED_TAIL.match(piece):
+            pieces[-1] = f"{pieces[-1]} {piece.strip()}"
+        else:
+            pieces.append(piece)
+    return pieces
+
+
 def settling(question: str, passages: list[Passage], context: str = "", min_shared: int = 2,
              max_words: int = 80, min_words: int = 5) -> tuple[int, str] | None:
-    """The passage sentence a yes/no question turns on: the one sharing most of its words, then
-    most of `context`'s (what a follow-up was resolved to: "it" is there), at least `min_shared`
-    in all; ties: the shorter, which says less beside the point. A "sentence" over `max_words`
-    is a table or a run-on chunk, no quote; one under `min_words` says nothing on its own, nor
-    does a short one opening a list ("The framework strives to:"). Nor is a table's cells (its
-    caption, header and rows run together), which a person cannot read as a quote: when they
-    match best, there is none, as a lesser prose sentence would be beside the point. As (passage number, 1-based; the
-    sentence), or None: what an answer that only said "Yes" is replaced by."""
+    """The passage sentence a yes/no question turns on: the one whose words shared with it weigh
+    most, a word weighing less the more of the passages' sentences hold it (their common topic,
+    "sprocket" all through a sprocket manual, tells no sentence apart: counted alike, a short
+    heading sharing it and one more word beat the sentence on the question's subject); then the
+    higher-ranked passage, which retrieval judged on the whole resolved question (a table's cells
+    lose such a tie to prose); then most of `context`'s words (what a follow-up was resolved to:
+    "it" is there); then the shorter, which says less beside the point. At least `min_shared`
+    words in all. A "sentence" over `max_words` is a table or a run-on chunk, no quote; one under
+    `min_words` says nothing on its own, nor does a short one opening a list ("The framework
+    strives to:"). Nor is a table's cells (its caption, header and rows run together), which a
+    person cannot read as a quote: when they match best, there is none, as a lesser prose
+    sentence would be beside the point. As (passage number, 1-based; the sentence), or None:
+    what an answer that only said "Yes" is replaced by."""
     asked, around = stems(question, _QUESTION_NOISE), stems(context, _QUESTION_NOISE)
-    best: tuple[tuple[int, int, int], int, str] | None = None
-    for n, p in enumerate(passages, 1):
-        for sentence in split_sentences(p.text, "plain"):
-            sentence = _ENUMERATOR.sub("", sentence)
-            words, size = stems(sentence), len(sentence.split())
-            if not (2 * min_words if sentence.endswith(":") else min_words) <= size <= max_words \
-                    or len((asked | around) & words) < min_shared:
-                continue
-            rank = (len(asked & words), len(around & words), -len(words))
-            if best is None or rank > best[0]:
-                best = (rank, n, " ".join(sentence.split()))
+    sentences = [(n, _ENUMERATOR.sub("", s)) for n, p in enumerate(passages, 1) for s in _quotable(p.text)]
+    held = [stems(s) for _, s in sentences]
+    weight = _rarity(held)
+    best: tuple[tuple[float, bool, int, float, int], int, str] | None = None
+    for (n, sentence), words in zip(sentences, held):
+        size = len(sentence.split())
+        if not (2 * min_words if sentence.endswith(":") else min_words) <= size <= max_words \
+                or len((asked | around) & words) < min_shared:
+            continue
+        rank = (weight(asked & words), "|" not in sentence, -n, weight(around & words), -len(words))
+        if best is None or rank > best[0]:
+            best = (rank, n, " ".join(sentence.split()))
     return (best[1], best[2]) if best and "|" not in best[2] else None
+
+
+def _rarity(held: list[set[str]]) -> Callable[[set[str]], float]:
+    """The weight of a set of word stems among sentences holding `held`: each stem's inverse
+    sentence frequency, summed (rounded, so that equal sets tie and the next key decides)."""
+    count: dict[str, int] = {}
+    for words in held:
+        for w in words:
+            count[w] = count.get(w, 0) + 1
+    total = len(held) + 1
+    return lambda words: round(sum(math.log(total / (count.get(w, 0) + 0.5)) for w in words), 6)
 
 
 def quote(sentence: str, limit: int = 300) -> str:
