@@ -547,7 +547,7 @@ def _leans_as_typed(text: str) -> bool:
 
 
 def _acts_on_previous(text: str) -> bool:
-    """"briefer please", "in a table", "one line for my boss", "auf deutsch": the
+    """"briefer please", "in a table", "two lines for the board", "auf deutsch": the
     request names how to say the previous answer and nothing new to look up."""
     if not _ACT.search(text):
         return False
