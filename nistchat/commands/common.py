@@ -28,7 +28,7 @@ def friendly_errors():
     try:
         yield
     except BackendError as exc:
-        raise click.ClickException(f"{exc.kind}: {exc.message}") from None
+        raise click.ClickException(exc.line) from None
     except (ConfigError, IndexMissing) as exc:
         raise click.ClickException(str(exc)) from None
 

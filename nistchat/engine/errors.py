@@ -7,12 +7,21 @@ what to run when no index has been built.
 from __future__ import annotations
 
 
+def error_line(kind: str, message: str) -> str:
+    """"kind: message": one failure named the same way in a trace note, an evaluation item and the CLI."""
+    return f"{kind}: {message}"
+
+
 class BackendError(RuntimeError):
     kind = "unreachable"
 
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+    @property
+    def line(self) -> str:
+        return error_line(self.kind, self.message)
 
 
 class Unreachable(BackendError):

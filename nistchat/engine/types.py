@@ -10,6 +10,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Literal, get_args
 
+from .errors import error_line
+
 Kind = Literal["prose", "table", "figure", "list"]
 Ranked = list[tuple[str, float]]  # one search's children, best first: (child id, score)
 
@@ -304,8 +306,7 @@ class Failure:
 
     @property
     def line(self) -> str:
-        """"kind: message", as an evaluation item records it and `nistchat ask` says it."""
-        return f"{self.kind}: {self.message}"
+        return error_line(self.kind, self.message)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "message": self.message, "partial": self.partial, "incomplete": self.incomplete}

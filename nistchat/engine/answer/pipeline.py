@@ -470,7 +470,7 @@ class _Run:
                 (yield from self.attempt(2, reader, retry=True, instruction=dodge[1] if dodge else RETRY_INSTRUCTION))
             attempts.append(second)
         except _Stopped as stop:
-            self.trace.notes.append(f"retry failed ({stop.error.kind}: {stop.error.message}); "
+            self.trace.notes.append(f"retry failed ({stop.error.line}); "
                                     "keeping the first attempt")
         self.timings["retry"] = _ms(t)
         if second:

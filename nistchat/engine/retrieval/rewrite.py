@@ -57,7 +57,7 @@ class Rewriter:
                                        max_tokens=settings.max_tokens, temperature=0.0)
                 pieces, status = until(stream, start + settings.deadline_s)
             except BackendError as exc:
-                return Rewrite("", "error", (time.perf_counter() - start) * 1000, f"{exc.kind}: {exc.message}")
+                return Rewrite("", "error", (time.perf_counter() - start) * 1000, exc.line)
         return Rewrite("".join(pieces).strip(), status, (time.perf_counter() - start) * 1000)
 
 

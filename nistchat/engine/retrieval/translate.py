@@ -144,7 +144,7 @@ class Translator:
                     english = whole or english  # past the deadline: the part is better than none
             except BackendError as exc:
                 return Translation(language, "", "error", (time.perf_counter() - start) * 1000,
-                                   f"{exc.kind}: {exc.message}: searched as written")
+                                   f"{exc.line}: searched as written")
         ms = (time.perf_counter() - start) * 1000
         english = keep_names(text, english)
         if text == text.lower():  # typed in lower case: capitals it lacks would read as acronyms (query.py)
