@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
@@ -349,12 +350,8 @@ def settling(question: str, passages: list[Passage], context: str = "", min_shar
 def _rarity(held: list[set[str]]) -> Callable[[set[str]], float]:
     """The weight of a set of word stems among sentences holding `held`: each stem's inverse
     sentence frequency, summed (rounded, so that equal sets tie and the next key decides)."""
-    count: dict[str, int] = {}
-    for words in held:
-        for w in words:
-            count[w] = count.get(w, 0) + 1
-    total = len(held) + 1
-    return lambda words: round(sum(math.log(total / (count.get(w, 0) + 0.5)) for w in words), 6)
+    count, total = Counter(w for words in held for w in words), len(held) + 1
+    return lambda words: round(sum(math.log(total / (count[w] + 0.5)) for w in words), 6)
 
 
 def quote(sentence: str, limit: int = 300) -> str:

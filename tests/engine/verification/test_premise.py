@@ -219,11 +219,9 @@ def test_a_fragment_that_opens_a_list_is_no_quote_and_a_long_one_loses_its_first
 def test_the_sentence_a_question_turns_on_shares_its_rare_words_not_the_passages_common_ones():
     """Words every passage holds (the documents' topic) tell no sentence apart: counted alike, a
     short heading sharing the topic and one word of the question beat the sentence on its subject."""
-    def passage(rank, text):
-        return Passage(rank, f"p{rank}", "D", "T", "S", "child", None, text, 0.0)
-    tiers = passage(1, "Sprocket standards come in three tiers. Needed now and approved for sprocket standards. "
+    tiers = _passage(1, "Sprocket standards come in three tiers. Needed now and approved for sprocket standards. "
                        "Sprocket standards need wide input.")
-    subject = passage(2, "Gear oil use is a gap that needs more sprocket work first.")
+    subject = _passage(2, "Gear oil use is a gap that needs more sprocket work first.")
     assert settling("is gear oil approved for sprocket standards?", [tiers, subject]) == (
         2, "Gear oil use is a gap that needs more sprocket work first.")
 
@@ -231,16 +229,17 @@ def test_the_sentence_a_question_turns_on_shares_its_rare_words_not_the_passages
 def test_of_sentences_weighing_the_same_the_higher_ranked_passages_is_the_quote():
     """Retrieval ranked the passages on the whole (resolved) question; a shorter sentence of a
     lower passage saying the same words is not closer to it."""
-    def passage(rank, text):
-        return Passage(rank, f"p{rank}", "D", "T", "S", "child", None, text, 0.0)
-    first = passage(1, "Every sprocket audit is logged by the gadget team each quarter.")
-    second = passage(2, "A sprocket audit is logged.  ")
+    first = _passage(1, "Every sprocket audit is logged by the gadget team each quarter.")
+    second = _passage(2, "A sprocket audit is logged.  ")
     assert settling("is a sprocket audit logged?", [first, second]) == (1, first.text)
 
 
 def test_a_quote_keeps_who_showed_it_when_et_al_ends_a_piece():
     """Split at "et al.", the rest of the sentence would be quoted opening with "[6] …"."""
-    cited = Passage(1, "p1", "D", "T", "S", "child", None,
-                    "Sprockets wear out. Smith et al. [6] have shown sprocket gears to be impossible to copy exactly.", 0.0)
+    cited = _passage(1, "Sprockets wear out. Smith et al. [6] have shown sprocket gears to be impossible to copy exactly.")
     assert settling("can sprocket gears be copied exactly?", [cited]) == (
         1, "Smith et al. [6] have shown sprocket gears to be impossible to copy exactly.")
+
+
+def _passage(rank: int, text: str) -> Passage:
+    return Passage(rank, f"p{rank}", "D", "T", "S", "child", None, text, 0.0)
