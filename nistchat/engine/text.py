@@ -70,7 +70,7 @@ _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")
 # Chunk boundaries: a shorter abbreviation list, as lookbehinds over whitespace-collapsed prose.
 _CHUNK_ABBREV = r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bet al\.)(?<!\bvs\.)(?<!\bFig\.)(?<!\bNo\.)(?<!\bSec\.)(?<!\b[A-Z]\.)"
 _CHUNK_END = re.compile(_CHUNK_ABBREV + r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-_PLAIN_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_PLAIN_END = re.compile(r"(?<!\bet al\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _MESSAGE_END = re.compile(r"(?<![^\w]\w[.!?])(?<=[.!?])\s+")
 STYLES = ("answer", "chunk", "plain", "message")
 

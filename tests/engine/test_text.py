@@ -64,6 +64,14 @@ def test_plain_style_splits_on_any_end_mark_and_keeps_the_text():
     assert split_sentences("", style="plain") == []
 
 
+def test_plain_style_does_not_end_a_sentence_at_et_al():
+    """A citation after "et al." belongs to its sentence: cut there, a trimmed passage kept
+    "[6] have shown …" with no subject, or a dangling "Smith et al."."""
+    text = "Gears wear. Smith et al. [6] have shown why. Jones et al. (2023) agree. Done."
+    assert split_sentences(text, style="plain") == [
+        "Gears wear.", "Smith et al. [6] have shown why.", "Jones et al. (2023) agree.", "Done."]
+
+
 def test_the_styles_differ_where_they_are_meant_to():
     text = "Tests include, e.g. Red teams. Next line"
     assert len(split_sentences(text)) == 2 and len(split_sentences(text, style="chunk")) == 2

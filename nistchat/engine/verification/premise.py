@@ -300,13 +300,14 @@ class PremiseCheck:
 _ENUMERATOR = re.compile(r"(?<=:)\s+(?:\(?\w\)|\d+\.)\s*$")  # "…: 1.": the list's first number, split off with it
 
 
-_CITED_TAIL = re.compile(r"\s*\[\d")  # "[6] use …": the rest of "Smith et al. [6] use …", split at "al."
+_CITED_TAIL = re.compile(r"\s*\[\d")  # "[6] …": a citation mark the split put at a piece's start
 
 
 def _quotable(text: str) -> list[str]:
     """The passage's sentences for a quote: a piece opening with a citation mark joined back to
-    the one before it, whose "et al." the split took for a sentence's end (alone, "[6] show that
-    …" misquotes; whole, it names who showed it)."""
+    the one before it, which the split ended at a period: a glossary's source after its entry
+    ("… to inputs. [1]") or a name misspelt before its mark ("Smith at al. [6] use …"); alone,
+    "[6] use …" misquotes, whole it names who did."""
     pieces: list[str] = []
     for piece in split_sentences(text, "plain"):
         if pieces and _CITED_TAIL.match(piece):

@@ -69,6 +69,15 @@ def test_trim_keeps_the_matching_sentence_and_marks_gaps():
     assert ELLIPSIS in out and count_tokens(out) <= 60
 
 
+def test_trim_keeps_who_showed_it_with_what_they_showed():
+    """A sentence citing "Smith et al. [6]" is one trim unit: cut at "al.", the passage kept
+    "[…] [6] introduced …" and lost who did."""
+    text = " ".join(f"Filler sentence {i} about nothing in particular." for i in range(60))
+    text += " In sprocket studies, Smith et al. [6] introduced gadget inversion for sprockets. " + text
+    out = trim(Piece(P("p", text), []), 30, {"gadget", "inversion"})
+    assert "In sprocket studies, Smith et al. [6] introduced gadget inversion for sprockets." in out
+
+
 def test_trim_keeps_table_header_with_matching_row():
     rows = "\n".join(f"| row {i} | filler value {i} |" for i in range(80))
     text = "Table 2 Things\n| Name | Value |\n| --- | --- |\n" + rows + "\n| target row | the answer |"
