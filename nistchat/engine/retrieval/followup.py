@@ -9,7 +9,8 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
 (its list items) and the passages that answer was given (its sources, carried in the history).
 
 - An item reference ("the 2nd one", "the last one") is replaced by that item of the previous
-  answer's list, or of its passages' list when the answer only counted the items.
+  answer's list, or of its passages' list when the answer only counted the items; so is "the
+  gadget one", naming the one item of the answer's list that holds its words.
 - A choice among the items ("which of them is mandatory?") is searched with their names.
 - Scope carries over: a turn that names no document keeps the documents the turn it leans on was
   limited to; a turn naming another document switches to it, unless it compares ("the same?",
@@ -83,6 +84,8 @@ _ITEM_REF = re.compile(r"\b(?:the\s+)?(?:(?P<ordinal>" + "|".join(_ORDINALS) + r
                        r"(?:\s+(?:one|item|point|entry|bullet)s?\b|(?=\s*(?:[,;:.!?]|$)))|"
                        r"(?:number|no\.|item|point|entry|bullet)\s*(?P<number>\d{1,2})\b)|"
                        r"(?<!\w)#\s?(?P<hash>\d{1,2})\b", re.IGNORECASE)
+# "the sprocket audit one": an item of the previous answer's list named by its words, not its place.
+_NAMED_ITEM = re.compile(r"\bthe\s+(?P<name>[^\W\d_][\w&/'-]*(?:\s+[\w&/'-]+){0,4}?)\s+one\b", re.IGNORECASE)
 # "what does it say about gadgets?": what a turn names after "about", at its end.
 _ABOUT_TOPIC = re.compile(r"\babout\s+(?P<topic>[^?!.]+?)\s*[?!.]*$", re.IGNORECASE)
 # A choice among what the previous answer listed: "which of these applies to us?", "which one of them …".
@@ -469,6 +472,25 @@ def _sibling(drill: Resolution, bare: str) -> str:
     return named[0] if wanted and len(named) == 1 else ""
 
 
+def _item_named(items: list[str], name: str) -> str:
+    """The one item holding every word of `name` ("the audit one" -> "Sprocket audits"), else ''."""
+    wanted = _parts(name)
+    named = [item for item in items if wanted and wanted <= _parts(item)]
+    return named[0] if len(named) == 1 else ""
+
+
+def _picked(text: str, ref: re.Match, picked: str, items: list[str], base: str, why: str, scope: tuple[str, ...],
+            answered: bool, names_document: bool = False) -> Resolution:
+    """A turn pointing at one item of a list ("the 2nd one", "the gadget one"), searched with the
+    item in place of its pointer and the question the list answered (unless the turn names a
+    document of its own), and asked with the item in place: asked about "the second one", a small
+    reader answers "the second one is about …", even about a list it wrote itself."""
+    rest = _with_item(text, ref, picked)
+    question = rest if names_document else f"{rest} ({base})"
+    return Resolution(question, why, "item", scope, leans_on_answered=answered, frame=question, slot=picked, ask=rest,
+                      focus=picked, items=tuple(items))
+
+
 def _with_item(text: str, ref: re.Match, item: str) -> str:
     """`text` with the item in place of the ordinal `ref` matched ("the 2nd one, how" -> "Gadgets, how")."""
     return re.sub(r"\s+([,;:.!?])", r"\1", re.sub(r"\s+", " ", f"{text[:ref.start()]} {item} {text[ref.end():]}")).strip()
@@ -655,14 +677,16 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         items, passage = _items_of(last, max(n, 1), base)
         if items:
             picked = items[n - 1] if n > 0 else items[-1]
-            rest = _with_item(text, item, picked)
             where = f"the list in the previous answer's passage {passage}" if passage else "the previous answer's list"
-            why = f"follow-up, item {n if n > 0 else 'last'} of {where}: {picked!r}"
-            question = f"{rest} ({base})" if not named else rest
-            # asked with the item in place of the ordinal: asked about "the second one", a small
-            # reader answers "the second one is about …", even about a list it wrote itself
-            return Resolution(question, why, "item", _scope(named, previous), leans_on_answered=answered,
-                              frame=question, slot=picked, ask=rest, focus=picked, items=tuple(items))
+            return _picked(text, item, picked, items, base, f"follow-up, item {n if n > 0 else 'last'} of {where}: "
+                           f"{picked!r}", _scope(named, previous), answered, bool(named))
+
+    ref = _NAMED_ITEM.search(text) if answered and not named else None
+    items = answer_items(last.answer) if ref else []
+    picked = _item_named(items, ref["name"]) if items else ""
+    if picked:
+        return _picked(text, ref, picked, items, base, f"follow-up, the item of the previous answer's list it "
+                       f"names: {picked!r}", _scope(named, previous), answered)
 
     choice = _CHOICE.search(text)
     items = answer_items(last.answer) if choice and answered else []

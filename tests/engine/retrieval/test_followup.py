@@ -85,6 +85,20 @@ def test_an_item_reference_becomes_that_item_and_keeps_the_scope():
                    CATALOG).kind != "item"
 
 
+def test_an_item_named_by_its_words_becomes_that_item():
+    """"the sprocket one" names an item as "the 2nd one" does: searched and asked with it."""
+    gadgets = "Sprocket audits; gadget calibration; widget sign-off."
+    r = resolve("ok whats the gadget one", chat(("what checks does the GAI profile list?", gadgets)), CATALOG)
+    assert r.kind == "item" and r.ask == "ok whats gadget calibration" and r.scope == (GAI,)
+    assert r.question == "ok whats gadget calibration (what checks does the GAI profile list?)"
+    # words no item holds, or more than one item holds, name no item
+    assert resolve("is the other one safer?", chat(("what checks does the GAI profile list?", gadgets)),
+                   CATALOG).kind != "item"
+    both = "Gadget audits; gadget calibration; widget sign-off."
+    assert resolve("whats the gadget one", chat(("what checks does the GAI profile list?", both)),
+                   CATALOG).kind != "item"
+
+
 CATEGORIES = {"rank": 1, "id": "m:7", "doc": MON, "title": "Monitoring", "section": "Summary", "page": 2,
               "kind": "prose", "cited": True,
               "text": "The report sorts what it found into categories:\n\n- Widget Monitoring: does it work?\n"
