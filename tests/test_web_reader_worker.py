@@ -141,3 +141,21 @@ def test_a_pending_message_is_resumed_at_most_once(tmp_path, light_runtime):
     client.get(f"/ask/stream/{once_id}").get_data(as_text=True)  # resumed: runs to the end once more
     row = stored(app, Message, once_id)
     assert row.status == "done" and row.answer == "These seven." and row.attempts == 2
+
+
+def test_the_start_up_self_test_waits_its_turn_with_the_reader(runtime):
+    """Run beside a person's answer, the self-test's one token waited behind it, timed out, and the
+    restart after the timeout cut that answer off: it waits for its turn like an answer."""
+    from nistchat.commands.serve import _self_test
+
+    ticket = runtime.queue.take("someone")
+    assert runtime.queue.acquire(ticket)  # an answer being written
+    runtime.models.self_test_result = {"state": "not run"}
+    test = threading.Thread(target=_self_test, args=(runtime,), daemon=True)
+    test.start()
+    test.join(3)
+    assert test.is_alive() and runtime.models.self_test_result["state"] == "not run"
+    runtime.queue.finish(ticket)
+    test.join(300)
+    assert runtime.models.self_test_result["state"] == "passed"
+    assert runtime.queue.snapshot()["serving"] == 0
