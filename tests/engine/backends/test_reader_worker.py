@@ -60,6 +60,18 @@ def test_sigkill_mid_answer_costs_that_answer_and_the_next_one_works(worker):
     assert worker.state()["last_exit"] == "killed by SIGKILL"
 
 
+def test_an_answer_cut_off_by_a_restart_says_why_in_the_readers_words(worker):
+    """Another call's timeout restarts the worker under this answer: the message said "Ollama
+    stopped mid-answer", naming a server that does not run here, and not why."""
+    reader = WorkerReader(worker, timeout_s=60)
+    with pytest.raises(Interrupted) as stopped:
+        for n, _piece in enumerate(reader.stream(LONG, max_tokens=120, temperature=0.0)):
+            if n == 2:
+                worker.restart("restarted after another answer waited 120 s for its first token")
+    assert "Ollama" not in stopped.value.message
+    assert "another answer waited 120 s" in stopped.value.message and "saved as incomplete" in stopped.value.message
+
+
 def test_a_hung_worker_times_out_and_is_replaced(worker):
     reader = WorkerReader(worker, timeout_s=3)
     reader.self_test()
