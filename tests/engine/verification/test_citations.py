@@ -26,6 +26,16 @@ def test_unsupported_out_of_range_citation_is_dropped():
     assert fixed.dropped == [4, 8]
 
 
+def test_the_marks_inside_a_quoted_passage_are_its_own_and_stay():
+    """A quote of a passage keeps the document's reference numbers as written; repaired, "[74]"
+    became "[2]", a citation to a passage the quote did not make."""
+    text = 'The sources say: "Smith [74] showed that gears [46, 47] wear." [2] Gears wear [9].'
+    fixed = repair(text, 3, [Verdict('The sources say: "Smith [74] showed that gears [46, 47] wear." [2]', True, 2),
+                             Verdict("Gears wear [9].", True, 1)])
+    assert fixed.text == 'The sources say: "Smith [74] showed that gears [46, 47] wear." [2] Gears wear [1].'
+    assert fixed.mapped == [(9, 1)]
+
+
 def test_valid_text_is_untouched():
     text = "1. Functionality [1].\n2. Security [2, 3]."
     fixed = repair(text, 3)
