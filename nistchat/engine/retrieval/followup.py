@@ -491,6 +491,17 @@ def _picked(text: str, ref: re.Match, picked: str, items: list[str], base: str, 
                       focus=picked, items=tuple(items))
 
 
+def _named_in(turn: _Turn, name: str) -> tuple[list[str], str]:
+    """The list holding the item `name` names, and that item: the answer's list, else (as for an
+    ordinal: the answer may only have counted the items, "six categories") the first list of a
+    passage it was given; ([], '') when none holds it."""
+    for items in (answer_items(turn.answer), *(passage_items(p.text) for p in turn.sources)):
+        picked = _item_named(items, name)
+        if picked:
+            return items, picked
+    return [], ""
+
+
 def _with_item(text: str, ref: re.Match, item: str) -> str:
     """`text` with the item in place of the ordinal `ref` matched ("the 2nd one, how" -> "Gadgets, how")."""
     return re.sub(r"\s+([,;:.!?])", r"\1", re.sub(r"\s+", " ", f"{text[:ref.start()]} {item} {text[ref.end():]}")).strip()
@@ -682,8 +693,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
                            f"{picked!r}", _scope(named, previous), answered, bool(named))
 
     ref = _NAMED_ITEM.search(text) if answered and not named else None
-    items = answer_items(last.answer) if ref else []
-    picked = _item_named(items, ref["name"]) if items else ""
+    items, picked = _named_in(last, ref["name"]) if ref else ([], "")
     if picked:
         return _picked(text, ref, picked, items, base, f"follow-up, the item of the previous answer's list it "
                        f"names: {picked!r}", _scope(named, previous), answered)

@@ -97,6 +97,10 @@ def test_an_item_named_by_its_words_becomes_that_item():
     both = "Gadget audits; gadget calibration; widget sign-off."
     assert resolve("whats the gadget one", chat(("what checks does the GAI profile list?", both)),
                    CATALOG).kind != "item"
+    # an answer that only counted them: the list in its passage
+    counted = chat(("what categories does the monitoring report use", "It uses three categories [1].", [CATEGORIES]))
+    r = resolve("tell me more about the sprocket one", counted, CATALOG)
+    assert r.kind == "item" and r.ask == "tell me more about Sprocket Monitoring"
 
 
 CATEGORIES = {"rank": 1, "id": "m:7", "doc": MON, "title": "Monitoring", "section": "Summary", "page": 2,
