@@ -223,11 +223,13 @@ class WorkerReader:
                            "overloaded); it is being restarted. Please ask again.") from exc
         except BackendError as exc:
             ended = self.worker.died()
-            if ended is None and isinstance(exc, Interrupted) and not self.worker.alive():
-                ended = self.worker.last_exit  # restarted under this answer, after another one's timeout
-            if ended is None and isinstance(exc, Interrupted):  # the client's words name Ollama here too
-                raise Interrupted("The reader process broke off the answer; the text so far is saved as "
-                                  "incomplete. Please ask again.") from exc
+            if ended is None and isinstance(exc, Interrupted):
+                # restarted under this answer (after another one's timeout), else the connection
+                # broke; the client's words would name Ollama, which does not run here
+                ended = (not self.worker.alive() and self.worker.last_exit) or None
+                if ended is None:
+                    raise Interrupted("The reader process broke off the answer; the text so far is saved as "
+                                      "incomplete. Please ask again.") from exc
             if ended is None:
                 raise type(exc)(f"The reader process failed: {exc.message}") from exc
             raise Interrupted(f"The reader process stopped mid-answer ({ended}). It is being restarted; "

@@ -10,7 +10,7 @@ questions (each resolved in turn, so a chain of ellipses keeps its topic), the p
 
 - An item reference ("the 2nd one", "the last one") is replaced by that item of the previous
   answer's list, or of its passages' list when the answer only counted the items; so is "the
-  gadget one", naming the one item of the answer's list that holds its words.
+  gadget one", naming the one item of such a list that holds its words.
 - A choice among the items ("which of them is mandatory?") is searched with their names.
 - Scope carries over: a turn that names no document keeps the documents the turn it leans on was
   limited to; a turn naming another document switches to it, unless it compares ("the same?",
