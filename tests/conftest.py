@@ -19,6 +19,12 @@ TEST_DATA = REPO / "data" / "test"
 TEST_READER = os.environ.get("NISTCHAT_TEST_GGUF", "qwen2.5-coder-0.5b")
 
 
+# For tests about plumbing (queues, processes, stored runs), not what the reader says: short prompts,
+# short answers and no checks keep a real answer to a few seconds on 2 cores.
+SHORT_ANSWERS = {"answer": {"max_tokens": 60, "context_tokens": 600},
+                 "verify": {"mode": "never", "weak_retrieval": False, "follow_ups": False}}
+
+
 def make_settings(tmp_path: Path | None = None, **overrides):
     """Settings for tests: embedded backend, the test reader, models from data/models."""
     base = {

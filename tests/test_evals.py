@@ -13,7 +13,7 @@ from nistchat.engine.evaluation.answers import (deterministic_scores, fallback_t
 from nistchat.engine.evaluation.report import compare, format_compare, headline
 from nistchat.engine.evaluation.retrieval import load_golden, resolve_sets
 
-from .conftest import REPO
+from .conftest import REPO, SHORT_ANSWERS
 from .web_support import build_app, login, ndjson, post, wait_for
 
 DEV = REPO / "data" / "eval" / "golden.jsonl"
@@ -157,7 +157,8 @@ def test_answer_run_scores_and_stores_items(eval_runtime, small_set):
     from nistchat.models import EvalRun
 
     out = cli(eval_runtime, "answers", "--set", str(small_set), "--limit", "2", "--judge", "1", "--k", "4",
-              "-o", "answer.max_tokens=80", "-o", "verify.mode=never", "-o", "verify.weak_retrieval=false")
+              "-o", "answer.max_tokens=80", "-o", "answer.context_tokens=600", "-o", "verify.mode=never",
+              "-o", "verify.weak_retrieval=false")
     assert "stored as run 1" in out
     app = build_app(eval_runtime.settings.instance_dir.parent, eval_runtime)
     with app.app_context():
@@ -234,9 +235,7 @@ def test_a_page_started_answer_run_completes_while_a_person_chats_and_the_chat_w
     from nistchat.extensions import db
     from nistchat.models import EvalRun
 
-    # short answers from short prompts, unverified: this test is about the queue, not the answers
-    rt = runtime.derived({"instance_dir": str(tmp_path / "instance"), "answer": {"max_tokens": 60, "context_tokens": 600},
-                          "verify": {"mode": "never", "weak_retrieval": False}})
+    rt = runtime.derived({"instance_dir": str(tmp_path / "instance"), **SHORT_ANSWERS})
     monkeypatch.setattr(store, "eval_dirs", lambda _settings: [tmp_path / "sets"])
     (tmp_path / "sets").mkdir()
     (tmp_path / "sets" / "golden.jsonl").write_text(small_set.read_text(encoding="utf-8"), encoding="utf-8")

@@ -13,21 +13,18 @@ from nistchat.config import GGUF_MODELS
 from nistchat.engine.runtime import Runtime
 from nistchat.models import Message
 
-from .conftest import MODELS_DIR, make_settings
+from .conftest import MODELS_DIR, SHORT_ANSWERS, make_settings
 from .web_support import admin_status, ask, build_app, login, served, stored, wait_for
 
 QUESTION = "What are the four functions of the AI RMF Core?"
-SHORT_ANSWERS = {"answer.context_tokens": 300, "answer.max_tokens": 48, "verify.mode": "never",
-                 "verify.follow_ups": False}
 pytestmark = pytest.mark.skipif(not (MODELS_DIR / GGUF_MODELS["qwen2.5-coder-0.5b"]).exists(),
                                 reason="0.5B reader not installed (make test installs it)")
 
 
 @pytest.fixture
 def live(runtime, tmp_path):
-    """A served app with an engine of its own (its own worker process) over the session's index.
-    These tests are about the reader's process and queue, not what it says: short prompts, short
-    answers and no checks keep each answer to a few seconds."""
+    """A served app with an engine of its own (its own worker process) over the session's index,
+    answering briefly: these tests are about the reader's process and queue."""
     own = Runtime(make_settings(**SHORT_ANSWERS))
     app = build_app(tmp_path, own)
     with served(app) as client:

@@ -11,6 +11,8 @@ from nistchat.engine.evaluation.conversation_answers import key_term_share
 from nistchat.engine.evaluation.conversations import Conversation, Turn, format_table, run_conversations
 from nistchat.engine.types import Passage, Retrieval, Trace
 
+from ...conftest import SHORT_ANSWERS
+
 
 def turn(question, kind, evidence, answer="ans"):
     return Turn(question, kind, "D", evidence, ["x"], answer)
@@ -145,7 +147,7 @@ def test_answers_on_a_conversation_lean_on_the_real_earlier_answer(runtime):
              ["verification", "validation"], "TEVV is test, evaluation, verification, and validation."),
         Turn("and who does it in the lifecycle?", "pronoun", "NIST.AI.100-1",
              ["Test, Evaluation, Verification, and Validation"], ["tevv"], "AI actors.")])
-    spy = Spy(runtime)
+    spy = Spy(runtime.derived(SHORT_ANSWERS))  # the history's plumbing, not the answers' quality
     rep = run_conversation_answers(spy, [conv])
     first, second = rep.turns
     assert spy.histories[0] == [] and spy.histories[1][0] == {"role": "user", "content": conv.turns[0].question}
