@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from nistchat.models import Message
 
+from .conftest import SHORT_ANSWERS
 from .web_support import DIRECT_LABEL, PROMPT_LABEL, ask_and_stream, build_app, login, ndjson, stored
 
 
@@ -140,7 +141,7 @@ def test_db_upgrade_command(tmp_path, monkeypatch):
 def test_real_answer_through_the_api_with_a_prompt_topic(tmp_path, runtime):
     """One real answer (0.5B reader): the engine gets the topic's prompt, the stored message keeps
     the label, sources come before tokens, and the final answer is stored with its timings."""
-    app = build_app(tmp_path, runtime)
+    app = build_app(tmp_path, runtime.derived(SHORT_ANSWERS))
     client = app.test_client()
     events = ndjson(client.post("/api/ask", json={"question": PROMPT_LABEL, "topic": True}).get_data(as_text=True))
     types = [e["type"] for e in events if e["type"] != "heartbeat"]

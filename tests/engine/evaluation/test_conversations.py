@@ -11,7 +11,7 @@ from nistchat.engine.evaluation.conversation_answers import key_term_share
 from nistchat.engine.evaluation.conversations import Conversation, Turn, format_table, run_conversations
 from nistchat.engine.types import Passage, Retrieval, Trace
 
-from ...conftest import SHORT_ANSWERS
+from tests.conftest import SHORT_ANSWERS
 
 
 def turn(question, kind, evidence, answer="ans"):
