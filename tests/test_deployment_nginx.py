@@ -5,7 +5,6 @@ an answer streamed as Server-Sent Events through the unbuffered location."""
 from __future__ import annotations
 
 import re
-import threading
 
 import httpx
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from . import nginx_site
 from .nginx_site import HOST
 from .postgres_server import free_port
-from .web_support import ADMIN_PASSWORD, DIRECT_LABEL, HX, build_app, message_id, sse_events
+from .web_support import ADMIN_PASSWORD, DIRECT_LABEL, HX, build_app, message_id, running, sse_events
 
 CLIENT = "127.0.0.7"  # the browser's address; nginx reaches the app from 127.0.0.1
 
@@ -28,17 +27,16 @@ def site(tmp_path, light_runtime):
 
     app = build_app(tmp_path, light_runtime, settings={"allowed_hosts": [HOST], "proxy_count": 1,
                                                        "session_cookie_secure": True})
-    server = create_server(app, host="127.0.0.1", port=0, threads=4, **waitress_options(app.config["SETTINGS"]))
-    threading.Thread(target=server.run, daemon=True).start()
-    http_port, https_port = free_port(), free_port()
-    proxy = nginx_site.start([f"127.0.0.1:{server.effective_port}"], http_port, https_port, tmp_path)
-    try:
-        client = httpx.Client(base_url=f"https://127.0.0.1:{https_port}", headers={"Host": HOST}, timeout=30,
-                              transport=httpx.HTTPTransport(local_address=CLIENT, verify=False))
-        yield app, client, http_port, https_port
-    finally:
-        nginx_site.stop(proxy)
-        server.close()
+    with running(create_server(app, host="127.0.0.1", port=0, threads=4,
+                               **waitress_options(app.config["SETTINGS"]))) as server:
+        http_port, https_port = free_port(), free_port()
+        proxy = nginx_site.start([f"127.0.0.1:{server.effective_port}"], http_port, https_port, tmp_path)
+        try:
+            client = httpx.Client(base_url=f"https://127.0.0.1:{https_port}", headers={"Host": HOST}, timeout=30,
+                                  transport=httpx.HTTPTransport(local_address=CLIENT, verify=False))
+            yield app, client, http_port, https_port
+        finally:
+            nginx_site.stop(proxy)
 
 
 def test_the_documented_nginx_config_serves_the_app_over_tls_and_streams_answers(site):

@@ -137,19 +137,28 @@ def ndjson(body: str) -> list[dict]:
 
 # -- a live server (waitress on loopback) seen through httpx, as a browser or script sees it
 @contextlib.contextmanager
+def running(server):
+    """A waitress server's loop in a thread of its own, stopped from inside that loop: closed from
+    here while the loop waited in select(), its socket raised EBADF in the loop's thread."""
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.trigger.pull_trigger(server._map.clear)  # an empty map ends the loop
+        thread.join(10)
+        server.close()
+
+
+@contextlib.contextmanager
 def served(app):
     """The app served by waitress on a free loopback port, and an httpx client for it."""
     import httpx
     from waitress import create_server
 
-    server = create_server(app, host="127.0.0.1", port=0, threads=8, channel_timeout=300)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{server.effective_port}", timeout=300) as client:
-            yield client
-    finally:
-        server.close()
+    with running(create_server(app, host="127.0.0.1", port=0, threads=8, channel_timeout=300)) as server, \
+            httpx.Client(base_url=f"http://127.0.0.1:{server.effective_port}", timeout=300) as client:
+        yield client
 
 
 def admin_status(client) -> dict:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import csv
 import json
 import re
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from ..conftest import SHORT_ANSWERS
-from ..web_support import ADMIN_PASSWORD, build_app
+from ..web_support import ADMIN_PASSWORD, build_app, running
 
 pytestmark = pytest.mark.browser
 
@@ -54,11 +53,8 @@ def live_server(runtime, tmp_path_factory):
 
     # short answers, still checked: these tests are about the page, and the checks' marks show on it
     app = build_app(tmp_path_factory.mktemp("browser"), runtime.derived({"answer": SHORT_ANSWERS["answer"]}))
-    server = create_server(app, host="127.0.0.1", port=0, threads=16, channel_timeout=900)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.effective_port}", app
-    server.close()
+    with running(create_server(app, host="127.0.0.1", port=0, threads=16, channel_timeout=900)) as server:
+        yield f"http://127.0.0.1:{server.effective_port}", app
 
 
 @pytest.fixture(scope="module")
