@@ -354,6 +354,11 @@ def test_an_answer_that_counts_what_was_asked_for_and_names_none_is_flagged():
     assert v.text == "The guide sets out five practices for tool vendors [2]."
     assert counted("It describes several kinds of safeguards.", "which safeguards are described") is not None
     assert counted("There are 3 categories of harm.", "what harm categories are there") is not None
+    # asked for "kinds", counted as "categories" (or the other way round): the same request for items
+    assert counted("The report covers six gadget categories to support a shared vocabulary.",
+                   "what kinds of gadget checks does the report cover?") is not None
+    assert counted("It lists four types of sprocket faults.", "which sorts of faults does it list") is not None
+    assert counted("It uses three typefaces.", "which sorts of faults does it list") is None  # no kind word
     # the items named, in a line list or in prose; a count that was asked for; a yes/no question
     assert counted("The guide sets out five practices:\n- scoping\n- testing", "what practices does it set") is None
     assert counted("It sets out five practices: scoping, testing and review.", "what practices does it set") is None
