@@ -240,12 +240,12 @@ _ASKS_HOW_MANY = re.compile(r"\bhow many\b|\bnumber of\b|\bcu[aá]nt[oa]s\b|\bwi
 
 # Words that ask for a list's items whatever the things are: "what kinds of gadget checks …?" is
 # answered by "six gadget-check categories" as much as by "six gadget checks".
-_KIND_STEMS = {"kind", "type", "sort", "categor", "categorie", "category", "variet", "varietie", "variety"}
+_KIND_WORDS = frozenset("kind kinds type types sort sorts category categories variety varieties".split())
 
 
-def _kind(stem: str) -> str:
-    """One stem for the words of `_KIND_STEMS`, as the counted plural and the question's word are cut."""
-    return "kind" if stem in _KIND_STEMS else stem
+def _kind(word: str, stem: str) -> str:
+    """`stem`, the word as the check cuts it, or one stem for all the words of `_KIND_WORDS`."""
+    return "kind" if word in _KIND_WORDS else stem
 
 
 def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict | None:
@@ -261,10 +261,10 @@ def counted_not_listed(answer: str, question: str, items: list[str]) -> Verdict 
     sentences = split_sentences(answer or "")
     if not sentences or len(sentences) > 3:
         return None
-    asked = {_kind(w.rstrip("s")) for w in _WORD.findall((question or "").lower()) if len(w) > 3}
+    asked = {_kind(w, w.rstrip("s")) for w in _WORD.findall((question or "").lower()) if len(w) > 3}
     for sentence in sentences:
         for m in _COUNTED.finditer(_CITATION.sub("", sentence)):
-            things = [_kind(w[:-3] if w.endswith("ies") else w[:-1]) for w in _WORD.findall(m.group(1).lower())
+            things = [_kind(w, w[:-3] if w.endswith("ies") else w[:-1]) for w in _WORD.findall(m.group(1).lower())
                       if len(w) > 3 and w.endswith("s")]
             if any(w.startswith(stem) or stem.startswith(w) for stem in things for w in asked):
                 return Verdict(sentence.strip(), False, None, COUNTED_NOT_LISTED)
