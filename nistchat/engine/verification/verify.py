@@ -47,10 +47,15 @@ DONT_KNOW = re.compile(
     r"mentionnent|pr[eé]cise|pr[eé]cisent|fournit|fournissent|dit|disent|traite|traitent))\b", re.IGNORECASE)
 
 
+# A passage quoted in an answer ('The sources say: "Smith [74] showed …" [2]'): the marks inside
+# the quote are the document's own references, part of its words, and cite no passage.
+QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+
+
 def citations(sentence: str) -> list[int]:
-    """Passage numbers cited in a sentence: [2], [1, 3], [2-4]."""
+    """Passage numbers cited in a sentence: [2], [1, 3], [2-4], outside any quotation (`QUOTED`)."""
     nums = []
-    for m in _CITATION.finditer(sentence):
+    for m in _CITATION.finditer(QUOTED.sub(" ", sentence)):
         for part in re.split(r"\s*[,;]\s*", m.group(1)):
             if re.fullmatch(r"\d+\s*[–-]\s*\d+", part):
                 a, b = (int(x) for x in re.split(r"\s*[–-]\s*", part))

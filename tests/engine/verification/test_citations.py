@@ -1,5 +1,5 @@
 """Every [n] in a final answer points to a shown passage; bad ones are repaired or dropped."""
-from nistchat.engine.verification.citations import invalid, repair, source_list
+from nistchat.engine.verification.citations import has_mark, invalid, repair, sentences_with_invalid, source_list
 from nistchat.engine.types import Passage, Verdict
 
 
@@ -34,6 +34,17 @@ def test_the_marks_inside_a_quoted_passage_are_its_own_and_stay():
                              Verdict("Gears wear [9].", True, 1)])
     assert fixed.text == 'The sources say: "Smith [74] showed that gears [46, 47] wear." [2] Gears wear [1].'
     assert fixed.mapped == [(9, 1)]
+
+
+def test_a_quotes_own_marks_are_neither_bad_citations_nor_the_readers_marks():
+    """The document's "[74]" inside a quote sent the sentence to the judge as a bad citation, and
+    its "[3]" counted as the reader's mark, so the checker's own mark was withheld."""
+    text = 'The sources say: "Smith [74] showed that gears [3] wear." Gears wear [9].'
+    assert invalid(text, 6) == [9]
+    assert sentences_with_invalid(text, 6) == ["Gears wear [9]."]
+    assert not has_mark('The sources say: "Smith [74] showed that gears [3] wear."', 6)
+    assert has_mark('The sources say: "gears wear" [3].', 6)
+    assert has_mark("Gears wear [3].", 6)
 
 
 def test_valid_text_is_untouched():
