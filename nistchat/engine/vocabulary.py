@@ -40,6 +40,11 @@ our should so such than them then these those was we were when where while who w
 your
 """)
 
+# Acronyms every document of the corpus uses (all are NIST's, on AI, most for the US): in a turn they
+# name nothing of its own, so "who does NIST want to involve in it?" still leans on the conversation
+# (retrieval/query.py, `own_identifiers`).
+CORPUS_ACRONYMS = frozenset({"AI", "AIs", "NIST", "US"})
+
 # Not a topic word of a follow-up (retrieval/query.py): conversation words too.
 FOLLOW_UP_STOPWORDS = FUNCTION_WORDS | _words("""
 about also any but can could else first last me more next one ones other please same say second

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise, without_source_line
 from ..types import Passage, Resolution
 from .query import (ASKS_FOR_MORE, FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up,
-                    normalise, word_set)
+                    normalise, own_identifiers, word_set)
 from .translate import ASKED_LANGUAGE, asked_language, typed_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -720,7 +720,7 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     own_words = len(_content_words(own))
-    leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or not identifiers(bare) and bool(
+    leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or not own_identifiers(bare) and bool(
         _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4
         or _ANAPHOR.search(own) and own_words <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
-from ..vocabulary import FOLLOW_UP_STOPWORDS
+from ..vocabulary import CORPUS_ACRONYMS, FOLLOW_UP_STOPWORDS
 
 # Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
 _TRANSLATE = str.maketrans({
@@ -100,6 +100,12 @@ def identifiers(text: str) -> list[str]:
     return out
 
 
+def own_identifiers(text: str) -> list[str]:
+    """`identifiers` less the acronyms the whole corpus shares (`CORPUS_ACRONYMS`): those a turn
+    names as its own subject, which make it a question of its own rather than a follow-up."""
+    return [i for i in identifiers(text) if i not in CORPUS_ACRONYMS]
+
+
 def framework_ids(text: str) -> list[str]:
     """The framework identifiers a text names (GOVERN 1.2, PW.4.3, MP-5.1-005): no acronyms, no bare numbers."""
     return [i for i in identifiers(text) if is_framework_id(i)]
@@ -142,7 +148,7 @@ def word_set(text: str) -> set[str]:
 
 def is_follow_up(text: str) -> bool:
     """A short question that opens like a follow-up or leans on a pronoun, with no id of its own."""
-    if identifiers(text) and not _FOLLOW_UP_START.match(text):
+    if own_identifiers(text) and not _FOLLOW_UP_START.match(text):
         return False
     content = _content_words(text)
     if len(content) > FOLLOW_UP_MAX_CONTENT_WORDS:

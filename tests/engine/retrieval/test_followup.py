@@ -390,6 +390,18 @@ def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
         assert resolve(turn, history, CATALOG).kind == "standalone", turn
 
 
+def test_an_acronym_the_whole_corpus_shares_names_nothing_of_the_turns_own():
+    """"NIST" and "AI" stand in every document: a turn pointing back ("in this work") with one of
+    them still leans on the conversation; an acronym of its own ("GDPR") makes it a question of
+    its own, as a framework id does."""
+    history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
+    for turn in ("who NIST wants to involve in this work?", "how do AI sprockets fit in this work?"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "follow_up" and r.scope == (AML,), turn
+    for turn in ("who GDPR wants to involve in this work?", "what does GOVERN 1.2 say about this work?"):
+        assert resolve(turn, history, CATALOG).kind == "standalone", turn
+
+
 def test_a_comparison_keeps_both_documents():
     r = resolve("is the GAI Profile's the same?", chat(("how does the AI RMF define harm?", "Harm to people.")), CATALOG)
     assert r.kind == "comparison" and r.compare and set(r.scope) == {RMF, GAI}
