@@ -720,8 +720,11 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
     ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     own_words = len(_content_words(own))
+    # an acronym every document shares ("NIST", "AI") names nothing of the turn's own, but only a
+    # pronoun as its subject or words pointing back make such a turn lean: "does NIST say that …"
+    # has a "that" and asks something new
     leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or not own_identifiers(bare) and bool(
-        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4
+        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4 and not identifiers(bare)
         or _ANAPHOR.search(own) and own_words <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents

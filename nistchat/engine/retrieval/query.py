@@ -101,8 +101,8 @@ def identifiers(text: str) -> list[str]:
 
 
 def own_identifiers(text: str) -> list[str]:
-    """`identifiers` less the acronyms the whole corpus shares (`CORPUS_ACRONYMS`): those a turn
-    names as its own subject, which make it a question of its own rather than a follow-up."""
+    """`identifiers` less the acronyms the whole corpus shares (`CORPUS_ACRONYMS`): those that make
+    a turn a question of its own rather than a follow-up."""
     return [i for i in identifiers(text) if i not in CORPUS_ACRONYMS]
 
 
@@ -148,7 +148,7 @@ def word_set(text: str) -> set[str]:
 
 def is_follow_up(text: str) -> bool:
     """A short question that opens like a follow-up or leans on a pronoun, with no id of its own."""
-    if own_identifiers(text) and not _FOLLOW_UP_START.match(text):
+    if identifiers(text) and not _FOLLOW_UP_START.match(text):
         return False
     content = _content_words(text)
     if len(content) > FOLLOW_UP_MAX_CONTENT_WORDS:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..text import split_sentences
 from ..types import Passage, Source, Verdict
-from .verify import QUOTED, candidate_passages, claim_text, is_checkable, quoted_by
+from .verify import candidate_passages, claim_text, in_quote, is_checkable, quoted_by
 from .verify import citations as cited_numbers
 
 _GROUP = re.compile(r"\s?\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
@@ -73,8 +73,7 @@ def repair(text: str, n_passages: int, verdicts: list[Verdict] | None = None) ->
             continue
         if all(1 <= n <= n_passages for n in cited_numbers(sentence)):
             continue
-        quoted = [m.span() for m in QUOTED.finditer(sentence)]  # the document's own marks stay
-        fixed = _GROUP.sub(lambda m: m.group(0) if any(a < m.start(1) < b for a, b in quoted)
+        fixed = _GROUP.sub(lambda m: m.group(0) if in_quote(sentence, m.start(1))  # the document's own marks stay
                            else _fix_group(m, n_passages, support.get(sentence), result), sentence)
         out.append(text[cursor:at])
         out.append(fixed)

@@ -391,14 +391,16 @@ def test_a_turn_asking_about_it_or_there_leans_on_the_document_discussed():
 
 
 def test_an_acronym_the_whole_corpus_shares_names_nothing_of_the_turns_own():
-    """"NIST" and "AI" stand in every document: a turn pointing back ("in this work") with one of
-    them still leans on the conversation; an acronym of its own ("GDPR") makes it a question of
-    its own, as a framework id does."""
+    """"NIST" and "AI" stand in every document: a turn pointing back ("under that heading") with
+    one of them still leans on the conversation; an acronym of its own ("GDPR") or a framework id
+    makes it a question of its own, and so does an acronym the corpus shares without words
+    pointing back (a "that" opening a clause is no pronoun)."""
     history = chat(("what does the AML taxonomy say about evasion attacks?", "Evasion alters inputs."))
-    for turn in ("who NIST wants to involve in this work?", "how do AI sprockets fit in this work?"):
+    for turn in ("which sprockets does NIST list under that heading?", "how do AI sprockets fit in this gadget?"):
         r = resolve(turn, history, CATALOG)
         assert r.kind == "follow_up" and r.scope == (AML,), turn
-    for turn in ("who GDPR wants to involve in this work?", "what does GOVERN 1.2 say about this work?"):
+    for turn in ("which sprockets does GDPR list under that heading?", "what does GOVERN 1.2 say about this gadget?",
+                 "does NIST say that AI sprockets wear?", "what does NIST mean by AI that is gadget-safe?"):
         assert resolve(turn, history, CATALOG).kind == "standalone", turn
 
 
