@@ -12,6 +12,7 @@ from werkzeug.routing import IntegerConverter
 
 from .engine import COPY_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
 from .engine.text import split_sentences
+from .engine.verification import in_quote
 
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -146,7 +147,7 @@ def answer_html(answer: str | None, sources: list[dict] | None, mid) -> Markup:
     pieces: list[tuple[int, int, str]] = []  # (start, end, html) replacing text[start:end]
     for found in _READER_MARK.finditer(text):
         source = by_rank.get(int(found.group(1)))
-        if source is not None:
+        if source is not None and not in_quote(text, found.start()):  # a quote's own marks are its words
             pieces.append((found.start(), found.end(),
                            mark(source, _sentence_around(text, found.start()), "reader")))
     for source in sources or []:

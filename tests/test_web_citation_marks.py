@@ -41,3 +41,23 @@ def test_the_checkers_marks_are_shown_apart_from_the_readers_and_stored_with_the
                     '<span class="cite-wrap"><a class="cite cite-reader" '
                     'href="/docs/NIST.AI.100-1?at=p1&amp;claim=GOVERN+builds+a+risk+culture+%5B1%5D.#p1"\n  data-pane '
                     f'aria-describedby="{previews[1][0]}">[1]</a></span>.')
+
+
+def test_a_quotes_own_reference_marks_are_no_links(client):
+    """A quoted passage keeps the document's own "[2]" (a reference of the document, not passage 2
+    of the answer): the page shows it as text, and the reader's mark after the quote as a link."""
+    from nistchat.chat import store
+    from nistchat.engine.verification.citations import source_list
+    from nistchat.engine.types import Answer, Passage
+
+    passages = [Passage(rank=i, id=f"p{i}", doc="NIST.AI.100-1", title="AI RMF", section="Core", kind="prose",
+                        page=None, text=t, score=0.5)
+                for i, t in enumerate(["Sprockets wear [2] under load.", "Gadgets hold."], 1)]
+    answer = 'The sources say: "Sprockets wear [2] under load." [1]'
+    mid, _ = ask_and_stream(client, DIRECT_LABEL, topic=True)
+    with client.application.test_request_context("/"):
+        store.finish_message(mid, store.Outcome(Answer(answer, sources=source_list(passages, answer, {}))))
+    page = client.get(f"/c/{stored(client, Message, mid).conversation_id}").get_data(as_text=True)
+    shown = re.search(rf'id="answer-{mid}">(.*?)</div>', page, re.S).group(1)
+    assert re.findall(r'<a class="cite cite-(\w+)"[^>]*>\[(\d)\]</a>', shown) == [("reader", "1")]
+    assert "Sprockets wear [2] under load." in shown
