@@ -42,7 +42,7 @@ your
 
 # Acronyms every document of the corpus uses (all are NIST's, on AI, most for the US): in a turn they
 # name nothing of its own, so "which sprockets does NIST list under that heading?" still leans on
-# the conversation (retrieval/query.py, `own_identifiers`).
+# the conversation (retrieval/followup.py, where a turn leans).
 CORPUS_ACRONYMS = frozenset({"AI", "AIs", "NIST", "US", "USA"})
 
 # Not a topic word of a follow-up (retrieval/query.py): conversation words too.

@@ -33,8 +33,9 @@ from dataclasses import dataclass, replace
 
 from ..text import CITATION_MARK, FRAMEWORK_IDS, neutralise, without_source_line
 from ..types import Passage, Resolution
+from ..vocabulary import CORPUS_ACRONYMS
 from .query import (ASKS_FOR_MORE, FOLLOW_UP_MAX_CONTENT_WORDS, _PRONOUN, _content_words, identifiers, is_follow_up,
-                    normalise, own_identifiers, word_set)
+                    normalise, word_set)
 from .translate import ASKED_LANGUAGE, asked_language, typed_language
 
 # Openings that drop everything before: "new q:", "different question -", "unrelated:", "diff topic:".
@@ -717,14 +718,15 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
         return _in_place(drill, sibling, f"follow-up, another item of the list the drill-down picked from: "
                                          f"{sibling!r}", _scope(named, previous), answered)
     continues = bool(_ELLIPSIS.match(bare))  # opens with "and" / "what about"
-    ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(identifiers(bare)))
+    ids = identifiers(bare)
+    ellipsis = continues and (len(_content_words(bare)) <= FOLLOW_UP_MAX_CONTENT_WORDS or bool(ids))
     own = _topic(bare, catalog) if named else bare  # the words naming a document are no topic of its own
     own_words = len(_content_words(own))
     # an acronym every document shares ("NIST", "AI") names nothing of the turn's own, but only a
     # pronoun as its subject or words pointing back make such a turn lean: "does NIST say that …"
     # has a "that" and asks something new
-    leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or not own_identifiers(bare) and bool(
-        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4 and not identifiers(bare)
+    leans = ellipsis or asked_back or is_follow_up(bare) or _leans_as_typed(bare) or set(ids) <= CORPUS_ACRONYMS and bool(
+        _PRONOUN_SUBJECT.match(bare) or _PRONOUN.search(own) and own_words <= 4 and not ids
         or _ANAPHOR.search(own) and own_words <= ANAPHOR_MAX_CONTENT_WORDS)
     if named and set(named) != set(previous.scope) and (leans or _COMPARE.search(text)):
         if _COMPARE.search(text) and previous.scope:  # "is the GAI Profile's the same?": both documents

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..text import FRAMEWORK_IDS, FUNCTION_ID, is_framework_id
-from ..vocabulary import CORPUS_ACRONYMS, FOLLOW_UP_STOPWORDS
+from ..vocabulary import FOLLOW_UP_STOPWORDS
 
 # Dashes, quotes and spaces that PDFs and phones produce, mapped to the ASCII the corpus uses.
 _TRANSLATE = str.maketrans({
@@ -98,12 +98,6 @@ def identifiers(text: str) -> list[str]:
             seen.add(value)
             out.append(value)
     return out
-
-
-def own_identifiers(text: str) -> list[str]:
-    """`identifiers` less the acronyms the whole corpus shares (`CORPUS_ACRONYMS`): those that make
-    a turn a question of its own rather than a follow-up."""
-    return [i for i in identifiers(text) if i not in CORPUS_ACRONYMS]
 
 
 def framework_ids(text: str) -> list[str]:
