@@ -44,6 +44,13 @@ _WHY = re.compile(r"^(?:why|how come)\s+(?:(?P<aux>is|are|was|were|does|do|did|h
                   r"would|will)(?P<neg>n'?t)?\s+)?(?P<claim>.+?)\s*\?*\s*$", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:so|ok(?:ay)?|and|but|well|also|hey|hi|alright|just to confirm|to confirm)[\s,:;-]+",
                    re.IGNORECASE)
+# A statement asked as a question, drawn as a conclusion: "so X does Y?", "X does Y then?". Not one
+# that opens with a question word, an auxiliary or a request (those ask), nor a "then?" after a
+# clause of its own ("in short, is X … then?").
+_ASKS = r"(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|can|could|should|would|will|" \
+        r"must|has|have|had|may|might|shall|and|or|please|pls|tell|give|show|list|say)\b"
+_SO = re.compile(rf"^(?:ok(?:ay)?,?\s+)?so[\s,]+(?!{_ASKS})(?P<claim>.+?)(?:[\s,]+then)?\s*\?+\s*$", re.IGNORECASE)
+_THEN = re.compile(rf"^(?!{_ASKS})(?P<claim>[^,]+?)[\s,]+then\s*\?+\s*$", re.IGNORECASE)
 
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|n’t\b", re.IGNORECASE)
 _NOT_NEGATION = re.compile(r"\b(?:not only|whether or not|no matter|not just|if not|no later than|no less than|"
@@ -56,7 +63,7 @@ _CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although
 # "complex", "considerable" "consider"), and so are modal verbs ("must", "should"): a claim uses
 # them in passing ("the tolerance each organization must use") more often than it asserts them.
 _OPPOSITE_WORDS = (
-    ("mandatory required compulsory obligatory binding", "voluntary nonbinding discretionary"),
+    ("mandatory required compulsory obligatory binding force forced forcing", "voluntary nonbinding discretionary"),
     ("major significant substantial huge", "minimal negligible marginal slight"),
     ("always", "never rarely sometimes"),
     ("final finished", "draft preliminary"),
@@ -125,18 +132,19 @@ def _clean(claim: str) -> str:
     return claim.strip(" ,;:-")
 
 
-def _pieces(question: str) -> list[str]:
-    """Each ?-terminated piece of a question, its lead ("so", "ok", …) off: "X, right? where do I
-    get it" has a tag and a request."""
+def _pieces(question: str, lead: bool = False) -> list[str]:
+    """Each ?-terminated piece of a question, its lead ("so", "ok", …) off unless `lead`: "X,
+    right? where do I get it" has a tag and a request."""
     text = " ".join((question or "").split())
-    return [_LEAD.sub("", p.strip()) for p in re.findall(r"[^?]+\?*", text) if p.strip()]
+    return [p.strip() if lead else _LEAD.sub("", p.strip()) for p in re.findall(r"[^?]+\?*", text) if p.strip()]
 
 
 def presuppositions(question: str) -> list[Premise]:
     """The claims a question takes for granted, in question order; [] for an ordinary question
     ("what does X say about Y?", "does X require Y?", which ask rather than assume)."""
     found: list[Premise] = []
-    for body in _pieces(question):
+    for piece in _pieces(question, lead=True):
+        body = _LEAD.sub("", piece)
         fronted = _FRONTED.match(body)
         if fronted:
             claim = _clean(fronted.group("claim"))
@@ -151,6 +159,11 @@ def presuppositions(question: str) -> list[Premise]:
                 if len(_WORD.findall(claim)) >= 3:
                     found.append(Premise(claim, form, negated, obliged))
                 break
+        else:
+            m = None if fronted else _SO.match(piece) or _THEN.match(body)
+            claim = _clean(m.group("claim")) if m else ""
+            if len(_WORD.findall(claim)) >= 4:
+                found.append(Premise(claim, "declarative", bool(NEGATION.search(claim))))
     return found
 
 
@@ -189,14 +202,25 @@ class Contradiction:
     shared: list[str] = field(default_factory=list)
 
 
+# Words that deny their whole clause, what comes before them too: "exact copies were shown to be
+# impossible" denies the copies, as "no exact copy can be made" does.
+_DENYING = re.compile(r"\b(?:impossible|infeasible|unattainable)\b", re.IGNORECASE)
+
+
 def _negated_scope(sentence: str) -> list[str]:
-    """The stretches of a sentence under a negation: from the negation to the end of its clause."""
+    """The stretches of a sentence under a negation: from the negation to the end of its clause,
+    or the whole clause around a word that denies it (`_DENYING`)."""
     text = _NOT_NEGATION.sub(" ", sentence)
     scopes = []
     for m in NEGATION.finditer(text):
         rest = text[m.end():]
         end = _CLAUSE_END.search(rest)
         scopes.append(rest[:end.start()] if end else rest)
+    for m in _DENYING.finditer(text):
+        start = max((e.end() for e in _CLAUSE_END.finditer(text[:m.start()])), default=0)
+        rest = text[m.end():]
+        end = _CLAUSE_END.search(rest)
+        scopes.append(f"{text[start:m.start()]} {rest[:end.start()] if end else rest}")
     return scopes
 
 

@@ -21,6 +21,11 @@ from nistchat.engine.types import Passage
     ("why is the critical infrastructure profile already final, and when was it published?", "why",
      "the critical infrastructure profile already final"),
     ("since the AI RMF is a law, what are the penalties?", "fronted", "the AI RMF is a law"),
+    ("so the sprocket guide makes oiling mandatory?", "declarative", "the sprocket guide makes oiling mandatory"),
+    ("ok so gadget audits replace the yearly sprocket check then?", "declarative",
+     "gadget audits replace the yearly sprocket check"),
+    ("gadget audits replace the yearly sprocket check then?", "declarative",
+     "gadget audits replace the yearly sprocket check"),
 ])
 def test_each_form_of_question_yields_the_claim_it_takes_for_granted(question, form, claim):
     found = presuppositions(question)
@@ -36,6 +41,11 @@ def test_each_form_of_question_yields_the_claim_it_takes_for_granted(question, f
     "can you explain evasion vs poisoning",
     "the gadget list in one line, ok",  # without a question mark, "ok" and "no" end requests
     "sprocket audits as a table, no bullets",
+    "so where do i find the gadget list?",  # a statement drawn as a conclusion asks no question word
+    "so, a table?",
+    "and the sprocket one then?",
+    "in short, is the gadget list final then?",  # a yes/no question of its own, before "then"
+    "so tell me about gadget audits?",
 ])
 def test_an_ordinary_question_takes_nothing_for_granted(question):
     assert presuppositions(question) == []
@@ -156,6 +166,27 @@ def test_a_follow_ups_premise_is_checked_as_said_of_the_document_it_leans_on(run
     result = check(question, r.passages, subject)
     assert result.premises[0].claim == f"{subject} binding on every vendor"
     assert result.contradicted is not None and result.contradicted.cue == "bindin/volunt"
+
+
+def test_forcing_is_the_opposite_of_voluntary():
+    """ "going to force vendors to use …" claims what "voluntary" denies, as "mandatory" does."""
+    passages = [Passage(rank=1, id="g1", doc="NIST.AI.100-5", title="Plan", section="Gadget standards", kind="prose",
+                        page=1, text="Vendors adopt gadget standards on a voluntary basis, with the agency as one "
+                                     "stakeholder among many.", score=1.0)]
+    (claim,) = presuppositions("so the agency is going to force vendors to use gadget standards?")
+    c = contradiction(claim, passages)
+    assert c is not None and c.cue == "force/volunt"
+
+
+def test_a_word_that_denies_its_whole_clause_contradicts_what_comes_before_it():
+    """ "exact copies … were shown to be impossible" denies the copies, though no "not" precedes them."""
+    passages = [Passage(rank=1, id="s1", doc="NIST.AI.100-2e2023", title="AML", section="Sprocket cloning",
+                        kind="prose", page=1, text="Earlier work showed exact copies of a sprocket's settings to be "
+                                                   "impossible. Attackers instead build a sprocket that behaves alike.",
+                        score=1.0)]
+    (claim,) = presuppositions("so attackers get exact copies of the settings, right?")
+    c = contradiction(claim, passages)
+    assert c is not None and c.sentence.startswith("Earlier work showed exact copies")
 
 
 def test_a_passage_denying_a_word_of_the_same_claim_contradicts_it(runtime):
