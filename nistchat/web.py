@@ -10,7 +10,7 @@ from flask import Flask, current_app, get_template_attribute, jsonify, render_te
 from markupsafe import Markup, escape
 from werkzeug.routing import IntegerConverter
 
-from .engine import COPY_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
+from .engine import COPY_RETRY, DECLINED_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
 from .engine.text import split_sentences
 from .engine.verification import in_quote
 
@@ -84,7 +84,8 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
     """What the page says of a rewritten answer, live (`stored` False) or under the stored one:
     the retry naming the items of a list the first draft only counted, the one quoting what settles
     a yes/no question the first draft only answered "Yes" to (or "Yes" against a source that says
-    no), the source's sentence alone where the draft agreed with a premise it contradicts, the
+    no), the source's sentence alone where the draft agreed with a premise it contradicts or found
+    no answer after it, the
     previous answer's first sentence where a shortening gave it back whole, or the citation-forced one."""
     if reason == LIST_RETRY:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
@@ -104,6 +105,10 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
         return ("The first draft agreed with what the question assumes, which the source contradicts, so this answer "
                 "is that source's sentence." if stored else "The first draft agreed with what the question assumes, "
                 "which the source contradicts, so the answer is being replaced by that source's sentence.")
+    if reason == DECLINED_RETRY:
+        return ("The first draft found no answer, so this answer is the source's sentence that contradicts what the "
+                "question assumes." if stored else "The first draft found no answer, so the answer is the source's "
+                "sentence that contradicts what the question assumes.")
     if stored:
         return "The first draft was not well supported, so this answer was rewritten from exact source sentences."
     return ("Most sentences of the first draft were not supported by the sources, so the answer is being rewritten "

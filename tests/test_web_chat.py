@@ -376,7 +376,7 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     """The list retry, the quote retry and the citation-forced one are told apart, live and under the stored answer."""
     from flask import render_template
 
-    from nistchat.engine import COPY_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
+    from nistchat.engine import COPY_RETRY, DECLINED_RETRY, DENIED_RETRY, LIST_RETRY, POLAR_RETRY, PREMISE_RETRY
 
     unsupported = "3 of 4 sentences were not supported by the passages"
     with client.application.test_request_context():
@@ -396,3 +396,6 @@ def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     assert "so the answer is being replaced by that source's sentence" in retry_note(PREMISE_RETRY)
     assert "gave it back as it was, so this answer is its first sentence" in retry_note(COPY_RETRY, stored=True)
     assert "so the answer is being replaced by its first sentence" in retry_note(COPY_RETRY)
+    assert "found no answer, so this answer is the source's sentence that contradicts" in retry_note(
+        DECLINED_RETRY, stored=True)
+    assert "found no answer, so the answer is the source's sentence" in retry_note(DECLINED_RETRY)

@@ -15,7 +15,7 @@ from importlib import import_module
 
 _FROM = {  # public name -> the module that defines it
     **dict.fromkeys(("Settings", "load_settings"), "nistchat.config"),
-    **dict.fromkeys(("COPY_RETRY", "DENIED_RETRY", "EVENT_TYPES", "LIST_RETRY", "POLAR_RETRY", "PREMISE_RETRY", "Checked", "Error", "Event", "Final", "Prefill", "Queue", "Retry",
+    **dict.fromkeys(("COPY_RETRY", "DECLINED_RETRY", "DENIED_RETRY", "EVENT_TYPES", "LIST_RETRY", "POLAR_RETRY", "PREMISE_RETRY", "Checked", "Error", "Event", "Final", "Prefill", "Queue", "Retry",
                      "Sources", "Token", "question_problem"), f"{__name__}.answer"),
     **dict.fromkeys(("QueueFull", "Ticket"), f"{__name__}.backends.queue"),
     **dict.fromkeys(("BackendError", "IndexMissing"), f"{__name__}.errors"),

@@ -46,6 +46,7 @@ LIST_RETRY = "the answer counted the items without naming them"  # the retry's r
 POLAR_RETRY = "the answer said yes and nothing the passages say"
 DENIED_RETRY = "the answer said yes where its source says no"
 PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
+DECLINED_RETRY = "the draft found no answer, and a source contradicts what the question assumes"
 COPY_RETRY = "the answer came back unshortened: its first sentence stands instead"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call), in the order a retry
@@ -445,16 +446,18 @@ class _Run:
         """The second attempt: asked for the items when the first only counted them, the sentence
         that settles a yes/no question quoted when the first only said "Yes" (or "Yes" where that
         sentence says no), the contradicted premise's lead alone when the first agreed with the
-        premise, else citation-forced when a checked first one has unsupported sentences; returns
+        premise or found no answer after it, else citation-forced when a checked first one has unsupported sentences; returns
         it (None when not needed or when it failed)."""
         flagged = {v.reason for v in first.verdicts}
         dodge = next((found for reason, found in _DODGES.items() if reason in flagged), None)
+        if first.dont_know and self.premise.contradicted is not None:
+            dodge = (DECLINED_RETRY, None)  # the correction the answer opened with is an answer of its own
         settles = None
         if dodge and dodge[0] == COPY_RETRY:
             return (yield from self.shortened())
         if dodge and dodge[1] is None:  # quoted, not asked again
             c = self.premise.contradicted  # an opening that agrees with it: the lead that quotes it stands alone
-            settles = (c.passage, c.sentence) if dodge[0] == PREMISE_RETRY else self.settling
+            settles = (c.passage, c.sentence) if dodge[0] in (PREMISE_RETRY, DECLINED_RETRY) else self.settling
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
         elif not dodge and not (first.verified and (self.strict or self.follow_up_checked)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nistchat.config import AnswerSettings
+from nistchat.engine import DECLINED_RETRY, Retry
 from nistchat.engine.verification.premise import AGREES_WITH_PREMISE, quote
 from tests.engine.answer.test_pipeline import ScriptedReader, rt, run, use_reader  # noqa: F401  (rt is a fixture)
 
@@ -51,6 +52,22 @@ def test_an_opening_that_agrees_with_a_contradicted_premise_leaves_the_lead_alon
     use_reader(rt, ScriptedReader("No. Under the plan, standards are adopted on a voluntary basis [1].", "corrects it"))
     final = run(rt, QUESTION)[0][-1].to_dict()
     assert not any("contradicts" in s["reason"] for s in final["sentences"])
+
+
+def test_a_draft_that_finds_no_answer_after_a_contradicted_premise_leaves_the_lead_alone(fixed):
+    """The passages contradict what the question takes for granted: the correction is an answer of
+    its own, where a refusal would say the documents hold nothing on it."""
+    rt = fixed
+    use_reader(rt, ScriptedReader("I don't know.", "finds no answer"))
+    events = run(rt, QUESTION)[0]
+    final = events[-1].to_dict()
+    contradicted = premise_stage(final)["items"][0]["contradicted"]
+    assert contradicted and not final["refused"] and final["retried"] and final["chosen_attempt"] == 2
+    assert final["answer"] == f"Not quite. \"{quote(contradicted['sentence'])}\" [{contradicted['passage']}]"
+    assert [e.reason for e in events if isinstance(e, Retry)] == [DECLINED_RETRY]
+
+    final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()  # nothing to correct
+    assert final["refused"] and final["refusal_reason"] == "reader_declined"
 
 
 def test_an_ordinary_question_gets_no_lead(fixed):
