@@ -98,7 +98,7 @@ _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|sh
 def asks_yes_no(question: str) -> bool:
     """The question asks yes or no ("does X …?", or a statement tagged "X, right?"): the one test
     the checks below share."""
-    return bool(question and (_YES_NO.match(question) or any(p.form == "tag" for p in presuppositions(question))))
+    return bool(question and (_YES_NO.match(question) or any(p.form in ("tag", "declarative") for p in presuppositions(question))))
 
 
 # Words a draft adds around an echo without saying anything ("... is the answer given in the context").

@@ -328,6 +328,8 @@ def test_a_yes_against_the_sentence_that_says_no_is_flagged():
     assert v is not None and not v.supported and v.reason == YES_AGAINST_NO
     assert yes_against_no("Yes, one standard way calibrates every sprocket.",
                           "so there is a standard way to calibrate sprockets, right", denied) is not None  # a tag asks too
+    assert yes_against_no("Yes, one standard way calibrates every sprocket.",
+                          "so there is a standard way to calibrate sprockets then?", denied) is not None  # so does a conclusion
     assert v.text.startswith("Yes, there is a standard way")
     assert yes_against_no("Right, vendors share one calibration method. It is yearly.", asked,
                           "Sprockets are not calibrated in a standard way.") is not None  # "not" over the asked words
