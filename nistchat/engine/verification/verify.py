@@ -14,9 +14,10 @@ from typing import Callable, Iterator
 from ...config import VerifySettings
 from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
+from ..corpus.catalog import ALIASES
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem
+from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem, stems
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -409,6 +410,20 @@ def claims_agreement(sentence: str) -> bool:
     return bool(AGREEMENT.search(claim_text(sentence)))
 
 
+AGREEMENT_SHARE = 0.5  # of what a claim of agreement says, the share a passage must hold to say the same
+_AGREEMENT_WORDS = stems("agree agrees agreed agreement same both likewise similarly alike say says said state states "
+                         "define defines described describe describes mean means use uses core " + " ".join(AGREEING_WORDS))
+
+
+def speaks_of(claim: str, passage: Passage, names: str) -> bool:
+    """Whether `passage` holds at least AGREEMENT_SHARE of what a claim of agreement says, less the
+    documents' `names` and the words saying that they agree: a document that does not speak of a
+    thing says nothing the same about it, however readily a small judge nods at "both documents
+    agree on X". A claim with nothing left to hold is left to the judge."""
+    said = stems(claim) - DOCUMENT_WORDS - _AGREEMENT_WORDS - stems(names)
+    return not said or len(said & stems(f"{passage.section} {passage.text}")) >= AGREEMENT_SHARE * len(said)
+
+
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
                      budget: VerifySettings | None = None, question: str = "",
                      unknown_terms: list[str] | None = None,
@@ -503,11 +518,15 @@ def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_t
     # a passage that lacks the claim's numbers or names cannot support it: the string check is
     # free, so it runs over every passage and the judge's budget goes to the ones that remain
     ordered = candidate_passages(claim if short else sentence, passages, len(passages))
-    agreement = not short and claims_agreement(sentence) and len({p.doc for p in passages}) > 1
+    alike = not short and claims_agreement(sentence)
+    agreement = alike and len({p.doc for p in passages}) > 1
     facts = anchors(stated)
     if agreement:  # the documents it names are no facts a passage of one of them must state
         facts = [a for a in facts if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
     grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
+    if alike:  # only a passage that speaks of the thing can say the same about it
+        names = " ".join(f"{p.doc} {p.title} {' '.join(ALIASES.get(p.doc, ()))}" for p in passages)
+        grounded = [n for n in grounded if speaks_of(claim, passages[n - 1], names)]
     if agreement:
         grounded = _each_document_first(grounded, passages)
     reason = ""

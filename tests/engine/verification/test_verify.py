@@ -410,6 +410,20 @@ def test_a_claim_of_agreement_only_one_document_backs_is_unsupported():
     assert v.supported and v.passage == 1
 
 
+def test_a_document_that_does_not_speak_of_the_thing_cannot_say_the_same_about_it():
+    """A lenient judge nods at "both documents agree on X" for a passage of the other document that
+    never mentions X: such a passage is not asked, and the claim has one document behind it."""
+    passages = _two_documents()[:2]
+    sentence = "Yes, both documents agree on the core definition of sprocket risk as the GenAI profile describes it [1]."
+    asked = []
+    [v] = verify_sentences([sentence], passages, lambda d, c: asked.append(d) or True)
+    assert not v.supported and v.reason == "only AI RMF says it, of the documents it says agree"
+    assert len(asked) == 1 and "Sprocket risk" in asked[0]  # the gadget passage was never put to the judge
+    # among passages of one document that never speak of it, no passage may back it at all
+    [v] = verify_sentences(["Both documents agree on the yearly gadget reviews [1]."], passages[:1], lambda d, c: True)
+    assert not v.supported
+
+
 def test_a_claim_of_agreement_among_passages_of_one_document_is_judged_as_usual():
     passages = [_p("Sprocket risk is the product of likelihood and magnitude.")]
     [v] = verify_sentences(["Both passages agree that sprocket risk is a product [1]."], passages,
