@@ -521,7 +521,7 @@ class _Run:
         except BackendError as exc:
             raise _Stopped(exc, "".join(self.partial)) from exc
         att.generate_ms = _ms(t)
-        att.text = without_scaffolding("".join(self.partial))
+        att.text = without_scaffolding("".join(self.partial), self.reader_passages)
         self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
         written = premise.reader_part(att.text, self.premise)
         att.dont_know = says_dont_know(written) or restates_question(written, self.question)

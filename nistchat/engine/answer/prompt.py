@@ -43,11 +43,23 @@ QUESTION_FOLLOWS = "The question is in the next message."
 _SCAFFOLDING = re.compile(rf"{re.escape(QUESTION_FOLLOWS)}|{BLOCK_TAG.pattern}", re.IGNORECASE)
 
 
-def without_scaffolding(text: str) -> str:
+def without_scaffolding(text: str, passages: list[Passage] = ()) -> str:
     """The reader's text less the prompt's own words it echoed (a closing `</conversation>`, "The
-    question is in the next message."): they are ours, not an answer, and a person reads them as
-    noise."""
+    question is in the next message.", a line that is a passage's header, "[2] title — section"):
+    they are ours, not an answer, and a person reads them as noise."""
+    text = "\n".join(line for line in text.split("\n") if not _echoes_header(line, passages))
     return re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
+
+
+def _echoes_header(line: str, passages: list[Passage]) -> bool:
+    """The line is passage n's header (`passage_header`) as the reader copied it: "[n] … — <its
+    section>", nothing after it but the page. Asked for exact sentences, a small reader copies the
+    header above them too."""
+    m = re.match(r"\s*\[(\d+)\]\s+(.*\s[—–-]\s.*)$", line)
+    if not m or not 1 <= int(m.group(1)) <= len(passages):
+        return False
+    section = passages[int(m.group(1)) - 1].section.strip()
+    return bool(section) and re.sub(r"\s*\(p\. \d+\)\s*$", "", m.group(2)).strip(" .").endswith(section)
 
 
 ELIDED = "[…]"

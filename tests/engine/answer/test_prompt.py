@@ -1,7 +1,7 @@
 """The reader's prompt: short, numbered, memory-bounded, and treating user text as data."""
 from nistchat.engine.answer.prompt import (ELIDED, QUESTION_FOLLOWS, RETRY_INSTRUCTION, SYSTEM_PROMPT, build_messages,
-                                           format_context, history_window, neutralise, without_said,
-                                           without_scaffolding)
+                                           format_context, history_window, neutralise, passage_header,
+                                           without_said, without_scaffolding)
 from nistchat.engine.text import count_tokens
 from nistchat.engine.types import Passage
 
@@ -122,6 +122,14 @@ def test_the_prompts_own_words_echoed_by_the_reader_are_cut_from_its_answer():
     assert without_scaffolding(f"Both say so [1].\n{QUESTION_FOLLOWS}") == "Both say so [1]."
     assert without_scaffolding("- GOVERN [1]\n- MAP [2]\n</conversation>") == "- GOVERN [1]\n- MAP [2]"
     assert without_scaffolding("The question asks about MAP [2].") == "The question asks about MAP [2]."
+    # a passage's header copied above its sentences is the prompt's, not the answer's
+    passages = [P(1), P(2)]
+    copied = f"{passage_header(2, passages[1])}\nGOVERN 1 sets policies [2]."
+    assert without_scaffolding(copied, passages) == "GOVERN 1 sets policies [2]."
+    assert without_scaffolding("[2] AI NIST AI 100-1 AI RMF 1.0 — GOVERN > GOVERN 1\nIt sets policies [2].",
+                               passages) == "It sets policies [2]."  # copied loosely, without the page
+    for kept in ("[2] GOVERN 1 — the policies are in place.", "[3] AI RMF 1.0 — GOVERN > GOVERN 1"):
+        assert without_scaffolding(kept, passages) == kept  # a sentence after the dash; no passage 3
 
 
 def test_a_sentence_the_previous_answer_said_is_left_out_of_the_readers_passages():
