@@ -85,8 +85,8 @@ def retry_note(reason: str | None, stored: bool = False) -> str:
     the retry naming the items of a list the first draft only counted, the one quoting what settles
     a yes/no question the first draft only answered "Yes" to (or "Yes" against a source that says
     no), the source's sentence alone where the draft agreed with a premise it contradicts or found
-    no answer after it, the
-    previous answer's first sentence where a shortening gave it back whole, or the citation-forced one."""
+    no answer after it, the previous answer's first sentence where a shortening gave it back whole,
+    or the citation-forced one."""
     if reason == LIST_RETRY:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
                 else "The first draft only counted the items, so the answer is being rewritten to name each one.")

@@ -446,8 +446,8 @@ class _Run:
         """The second attempt: asked for the items when the first only counted them, the sentence
         that settles a yes/no question quoted when the first only said "Yes" (or "Yes" where that
         sentence says no), the contradicted premise's lead alone when the first agreed with the
-        premise or found no answer after it, else citation-forced when a checked first one has unsupported sentences; returns
-        it (None when not needed or when it failed)."""
+        premise or found no answer after it, else citation-forced when a checked first one has
+        unsupported sentences; returns it (None when not needed or when it failed)."""
         flagged = {v.reason for v in first.verdicts}
         dodge = next((found for reason, found in _DODGES.items() if reason in flagged), None)
         if first.dont_know and self.premise.contradicted is not None:

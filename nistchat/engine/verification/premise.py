@@ -115,7 +115,7 @@ def _opposite(word_stem: str) -> set[str]:
 @dataclass(frozen=True)
 class Premise:
     """What a question takes for granted, as the words of a statement; `form` says which shape
-    of question it came from (tag, is-it-true, fronted, why)."""
+    of question it came from (tag, is-it-true, fronted, why, declarative: "so X?")."""
     claim: str
     form: str
     negated: bool = False  # "why can't I …": not checked (see the module's docstring)

@@ -12,9 +12,9 @@ import re
 from typing import Callable, Iterator
 
 from ...config import VerifySettings
+from ..corpus.catalog import ALIASES
 from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
-from ..corpus.catalog import ALIASES
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
 from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem, stems
@@ -97,9 +97,10 @@ _YES_NO = re.compile(r"(?:\s*|.*,\s*)(?:is|are|was|were|do|does|did|can|could|sh
 
 
 def asks_yes_no(question: str) -> bool:
-    """The question asks yes or no ("does X …?", or a statement tagged "X, right?"): the one test
-    the checks below share."""
-    return bool(question and (_YES_NO.match(question) or any(p.form in ("tag", "declarative") for p in presuppositions(question))))
+    """The question asks yes or no ("does X …?", a statement tagged "X, right?" or drawn as a
+    conclusion, "so X?"): the one test the checks below share."""
+    return bool(question and (_YES_NO.match(question)
+                              or any(p.form in ("tag", "declarative") for p in presuppositions(question))))
 
 
 # Words a draft adds around an echo without saying anything ("... is the answer given in the context").
@@ -412,7 +413,8 @@ def claims_agreement(sentence: str) -> bool:
 
 AGREEMENT_SHARE = 0.5  # of what a claim of agreement says, the share a passage must hold to say the same
 _AGREEMENT_WORDS = stems("agree agrees agreed agreement same both likewise similarly alike say says said state states "
-                         "define defines described describe describes mean means use uses core " + " ".join(AGREEING_WORDS))
+                         "define defines described describe describes mean means use uses core "
+                         + " ".join(AGREEING_WORDS))
 
 
 def speaks_of(claim: str, passage: Passage, names: str) -> bool:
