@@ -169,24 +169,22 @@ def test_a_follow_ups_premise_is_checked_as_said_of_the_document_it_leans_on(run
 
 
 def test_forcing_is_the_opposite_of_voluntary():
-    """ "going to force vendors to use …" claims what "voluntary" denies, as "mandatory" does."""
-    passages = [Passage(rank=1, id="g1", doc="NIST.AI.100-5", title="Plan", section="Gadget standards", kind="prose",
-                        page=1, text="Vendors adopt gadget standards on a voluntary basis, with the agency as one "
-                                     "stakeholder among many.", score=1.0)]
-    (claim,) = presuppositions("so the agency is going to force vendors to use gadget standards?")
+    """ "vendors will be forced into …" claims what "voluntary" denies, as "mandatory" does."""
+    passages = [Passage(rank=1, id="g1", doc="NIST.AI.100-5", title="Plan", section="The sprocket code", kind="prose",
+                        page=1, text="Vendors adopt the sprocket code on a voluntary basis.", score=1.0)]
+    (claim,) = presuppositions("so gadget vendors will be forced into the sprocket code?")
     c = contradiction(claim, passages)
-    assert c is not None and c.cue == "force/volunt"
+    assert c is not None and c.cue == "forced/volunt"
 
 
 def test_a_word_that_denies_its_whole_clause_contradicts_what_comes_before_it():
-    """ "exact copies … were shown to be impossible" denies the copies, though no "not" precedes them."""
-    passages = [Passage(rank=1, id="s1", doc="NIST.AI.100-2e2023", title="AML", section="Sprocket cloning",
-                        kind="prose", page=1, text="Earlier work showed exact copies of a sprocket's settings to be "
-                                                   "impossible. Attackers instead build a sprocket that behaves alike.",
-                        score=1.0)]
-    (claim,) = presuppositions("so attackers get exact copies of the settings, right?")
+    """ "exact clones … were shown to be impossible" denies the clones, though no "not" precedes them."""
+    passages = [Passage(rank=1, id="s1", doc="NIST.AI.100-2e2023", title="AML", section="Gadget making",
+                        kind="prose", page=1, text="Exact gadget clones were shown to be impossible. Workshops make "
+                                                   "gadgets that behave alike instead.", score=1.0)]
+    (claim,) = presuppositions("so exact gadget clones can be made, right?")
     c = contradiction(claim, passages)
-    assert c is not None and c.sentence.startswith("Earlier work showed exact copies")
+    assert c is not None and c.sentence.startswith("Exact gadget clones were shown")
 
 
 def test_a_passage_denying_a_word_of_the_same_claim_contradicts_it(runtime):

@@ -343,9 +343,8 @@ def test_a_yes_against_the_sentence_that_says_no_is_flagged():
     assert yes_against_no("Yes, vendors do it yearly.", "how are sprockets calibrated?", denied) is None
     assert yes_against_no("Yes, there is one.", asked, "") is None
     # a word that denies its whole clause denies what comes before it too
-    assert yes_against_no("Yes, attackers can get an exact copy of a sprocket's settings.",
-                          "can attackers get an exact copy of the settings?",
-                          "Earlier work showed exact copies of a sprocket's settings to be impossible.") is not None
+    assert yes_against_no("Yes, exact gadget clones can be made.", "can exact gadget clones be made?",
+                          "Exact gadget clones were shown to be impossible.") is not None
 
 
 def counted(answer: str, question: str):
