@@ -417,12 +417,16 @@ _AGREEMENT_WORDS = stems("agree agrees agreed agreement same both likewise simil
                          + " ".join(AGREEING_WORDS))
 
 
-def speaks_of(claim: str, passage: Passage, names: str) -> bool:
-    """Whether `passage` holds at least AGREEMENT_SHARE of what a claim of agreement says, less the
-    documents' `names` and the words saying that they agree: a document that does not speak of a
-    thing says nothing the same about it, however readily a small judge nods at "both documents
-    agree on X". A claim with nothing left to hold is left to the judge."""
-    said = stems(claim) - DOCUMENT_WORDS - _AGREEMENT_WORDS - stems(names)
+def said_alike(claim: str, names: str) -> set[str]:
+    """What a claim of agreement says (word stems), less the documents' `names` and the words
+    saying that they agree."""
+    return stems(claim) - DOCUMENT_WORDS - _AGREEMENT_WORDS - stems(names)
+
+
+def speaks_of(said: set[str], passage: Passage) -> bool:
+    """Whether `passage` holds at least AGREEMENT_SHARE of `said` (`said_alike`): a document that
+    does not speak of a thing says nothing the same about it, however readily a small judge nods at
+    "both documents agree on X". A claim with nothing left to hold is left to the judge."""
     return not said or len(said & stems(f"{passage.section} {passage.text}")) >= AGREEMENT_SHARE * len(said)
 
 
@@ -527,8 +531,8 @@ def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_t
         facts = [a for a in facts if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
     grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
     if alike:  # only a passage that speaks of the thing can say the same about it
-        names = " ".join(f"{p.doc} {p.title} {' '.join(ALIASES.get(p.doc, ()))}" for p in passages)
-        grounded = [n for n in grounded if speaks_of(claim, passages[n - 1], names)]
+        said = said_alike(claim, " ".join(f"{p.doc} {p.title} {' '.join(ALIASES.get(p.doc, ()))}" for p in passages))
+        grounded = [n for n in grounded if speaks_of(said, passages[n - 1])]
     if agreement:
         grounded = _each_document_first(grounded, passages)
     reason = ""
