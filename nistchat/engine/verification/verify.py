@@ -12,12 +12,12 @@ import re
 from typing import Callable, Iterator
 
 from ...config import VerifySettings
-from ..corpus.catalog import ALIASES
+from ..corpus.catalog import ALIASES, Catalog, DocEntry
 from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem, stems
+from .premise import _CLAUSE_END, AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem, stems
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -423,11 +423,41 @@ def said_alike(claim: str, names: str) -> set[str]:
     return stems(claim) - DOCUMENT_WORDS - _AGREEMENT_WORDS - stems(names)
 
 
-def speaks_of(said: set[str], passage: Passage) -> bool:
-    """Whether `passage` holds at least AGREEMENT_SHARE of `said` (`said_alike`): a document that
-    does not speak of a thing says nothing the same about it, however readily a small judge nods at
-    "both documents agree on X". A claim with nothing left to hold is left to the judge."""
-    return not said or len(said & stems(f"{passage.section} {passage.text}")) >= AGREEMENT_SHARE * len(said)
+def speaks_of(said: set[str], passage: Passage, share: float = AGREEMENT_SHARE) -> bool:
+    """Whether `passage` holds at least `share` of `said` (`said_alike`): a document that does not
+    speak of a thing says nothing the same about it, however readily a small judge nods at "both
+    documents agree on X". A claim with nothing left to hold is left to the judge."""
+    return not said or len(said & stems(f"{passage.section} {passage.text}")) >= share * len(said)
+
+
+# A sentence saying that a document speaks of a thing ("the framework also talks about X", "it
+# mentions X"): what it names after the verb, up to the clause's end or a "and"/"but"/"as"/"in".
+_MENTIONS = re.compile(r"\b(?:(?:talk|speak)(?:s|ed)?|spoke)\s+(?:about|of)\s+|\bmention(?:s|ed)?\s+|"
+                       r"\bdiscuss(?:es|ed)?\s+|\baddress(?:es|ed)?\s+|\brefers?\s+to\s+|\btouch(?:es|ed)?\s+on\s+",
+                       re.IGNORECASE)
+_PASSIVE = re.compile(r"\b(?:be|is|are|was|were|been|being)$", re.IGNORECASE)
+_MENTIONED_END = re.compile(r"[,;:()\[]|[.!?](?:\s|$)|\s(?:and|but|as|in|while|whereas|which|because|by)\s",
+                            re.IGNORECASE)
+
+
+def mentioned(claim: str) -> tuple[str, str]:
+    """Who an affirmative claim says speaks of a thing (the words before the verb) and that thing;
+    ('', '') for none, or a denied one: "it does not mention X" is no claim that a passage holds X."""
+    found = _MENTIONS.search(claim)
+    if not found:
+        return "", ""
+    who = _CLAUSE_END.split(claim[:found.start()])[-1].strip()
+    if NEGATION.search(who) or _PASSIVE.search(who):  # "X is addressed by …" says nothing of a document
+        return "", ""
+    return who, _MENTIONED_END.split(claim[found.end():], maxsplit=1)[0].strip()
+
+
+def speaker(who: str, passages: list[Passage]) -> str:
+    """The one document `who` names ("the AI RMF also"), '' for none or several: what it is said
+    to speak of, a passage of another document cannot show."""
+    titles = {p.doc: p.title for p in passages}
+    named = Catalog(DocEntry(doc, titles.get(doc, "")) for doc in dict.fromkeys([*ALIASES, *titles])).named(who)
+    return named[0] if len(named) == 1 else ""
 
 
 def verify_sentences(sentences: list[str], passages: list[Passage], check: Callable[[str, str], bool],
@@ -530,9 +560,20 @@ def _opened(sentence: str, short: str | None, passages: list[Passage], unknown_t
     if agreement:  # the documents it names are no facts a passage of one of them must state
         facts = [a for a in facts if not any(_present(a, f"{p.doc} {p.title}".lower()) for p in passages)]
     grounded = [n for n in ordered if not stated_nowhere(facts, [_haystack(passages[n - 1])])]
-    if alike:  # only a passage that speaks of the thing can say the same about it
-        said = said_alike(claim, " ".join(f"{p.doc} {p.title} {' '.join(ALIASES.get(p.doc, ()))}" for p in passages))
-        grounded = [n for n in grounded if speaks_of(said, passages[n - 1])]
+    who, thing = ("", "") if short else mentioned(claim)
+    if alike or thing:  # only a passage that speaks of the thing can say the same about it, or speak of it
+        names = " ".join(f"{p.doc} {p.title} {' '.join(ALIASES.get(p.doc, ()))}" for p in passages)
+        # what a document is said to speak of, a passage of it names in full ("sprocket drift", not "sprocket")
+        said, share = (said_alike(claim, names), AGREEMENT_SHARE) if alike else \
+            (stems(thing) - DOCUMENT_WORDS - stems(names), 1.0)
+        doc = speaker(who, passages) if thing and not alike else ""
+        spoken = [n for n in grounded if speaks_of(said, passages[n - 1], share)
+                  and (not doc or passages[n - 1].doc == doc)]
+        if grounded and not spoken and thing:
+            of = f" of {DocEntry(doc, next((p.title for p in passages if p.doc == doc), '')).display}" if doc else ""
+            return _Open(sentence, claim, [], "", tries,
+                         Verdict(sentence, False, None, f"no passage{of} speaks of: {thing}"))
+        grounded = spoken
     if agreement:
         grounded = _each_document_first(grounded, passages)
     reason = ""

@@ -423,6 +423,46 @@ def test_a_document_that_does_not_speak_of_the_thing_cannot_say_the_same_about_i
     assert not v.supported
 
 
+def test_what_a_sentence_says_a_document_speaks_of():
+    from nistchat.engine.verification.verify import mentioned
+    assert mentioned("Yes, the framework also talks about sprocket drift and suggests checks.") == \
+        ("the framework also", "sprocket drift")
+    assert mentioned("The profile mentions gadget reviews as a control.")[1] == "gadget reviews"
+    assert mentioned("It discusses sprocket risk in several ways.")[1] == "sprocket risk"
+    # denied, or said of the thing rather than of a document: no claim that a passage holds it
+    assert mentioned("The framework does not mention sprocket drift.") == ("", "")
+    assert mentioned("Sprocket drift is addressed by yearly reviews.") == ("", "")
+    assert mentioned("Sprockets must be calibrated yearly.") == ("", "")
+
+
+def test_a_document_said_to_speak_of_a_thing_no_passage_names_is_unsupported():
+    """A lenient judge nods at "the framework also talks about X" for a passage on something else;
+    with no passage naming X, no judge is asked."""
+    passages = _two_documents()[:2]
+    asked = []
+    sentence = "Yes, it also talks about sprocket drift and suggests reviews to manage it [2]."
+    [v] = verify_sentences([sentence], passages, lambda d, c: asked.append(d) or True)
+    assert not v.supported and v.reason == "no passage speaks of: sprocket drift" and not asked
+    # a passage that names it is judged as usual
+    [v] = verify_sentences(["Yes, it also talks about gadget reviews [1]."], passages, lambda d, c: True)
+    assert v.supported and v.passage == 2
+
+
+def test_a_document_said_to_speak_of_a_thing_only_another_document_names_is_unsupported():
+    """"The AI RMF also talks about X" where only the other document's passage names X: that
+    passage shows nothing of what the AI RMF speaks of."""
+    passages = [_p("Govern is a cross-cutting function.", doc="NIST.AI.100-1"),
+                _p("Gadget reviews must be repeated every year.", doc="NIST.AI.600-1", section="Reviews")]
+    passages[1] = Passage(2, "y", "NIST.AI.600-1", "Generative AI Profile", "Reviews", "prose", None,
+                          passages[1].text, 1.0)
+    asked = []
+    [v] = verify_sentences(["Yes, the AI RMF also talks about gadget reviews [1]."], passages,
+                           lambda d, c: asked.append(d) or True)
+    assert not v.supported and v.reason == "no passage of AI RMF (NIST AI 100-1) speaks of: gadget reviews" and not asked
+    [v] = verify_sentences(["The GenAI Profile talks about gadget reviews [2]."], passages, lambda d, c: True)
+    assert v.supported and v.passage == 2
+
+
 def test_a_claim_of_agreement_among_passages_of_one_document_is_judged_as_usual():
     passages = [_p("Sprocket risk is the product of likelihood and magnitude.")]
     [v] = verify_sentences(["Both passages agree that sprocket risk is a product [1]."], passages,
