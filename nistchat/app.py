@@ -24,6 +24,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from .auth import is_admin, owner_id
 from .config import Settings, load_settings
 from .database import database_for
+from .engine.text import without_end_mark
 from .extensions import DATABASE_KEY, RUNTIME_KEY, app_database, csrf, db, limiter, migrate
 from .web import (SECURITY_HEADERS, BoundedInt, content_security_policy, find_source, highlight, htmx_assets, is_htmx,
                   render_error, retry_note, seconds)
@@ -189,6 +190,7 @@ def _register(app: Flask) -> None:
     app.jinja_env.filters["seconds"] = seconds
     app.jinja_env.filters["retry_note"] = retry_note
     app.jinja_env.filters["split_sentences"] = _passage_sentences
+    app.jinja_env.filters["without_end_mark"] = without_end_mark
     app.jinja_env.filters["doc_title"] = doc_title
     app.jinja_env.filters["doc_titles"] = doc_titles
     app.jinja_env.filters["passage_preview"] = preview_text

@@ -35,7 +35,7 @@ def widget_parent(runtime):
     return next(p for p in runtime.index.parents.values() if p.doc == WIDGET and "quarter" in p.text)
 
 
-def stored_answer(client, parent) -> str:
+def stored_answer(client, parent, verdict_text: str = CLAIM) -> str:
     """An answer as the chat stores it, citing `parent` as [1], in this browser's conversation
     (whose id this returns)."""
     client.get("/")
@@ -49,7 +49,7 @@ def stored_answer(client, parent) -> str:
         db.session.flush()
         message = Message(conversation_id=conv.id, owner=owner, question="How often are widgets reviewed?",
                           status="done", answer=CLAIM, sources=sources, risk="LOW",
-                          verdicts=[{"text": CLAIM, "supported": True, "passage": 1}])
+                          verdicts=[{"text": verdict_text, "supported": True, "passage": 1}])
         db.session.add(message)
         db.session.commit()
         return conv.id
@@ -132,6 +132,16 @@ def test_sources_and_citation_marks_link_to_the_passage_with_a_preview_and_title
     assert WIDGET_TITLE in preview.group(2) and "1. Scope" in preview.group(2) and "quarter" in preview.group(2)
     assert WIDGET_TITLE in shown_text(html)
     assert WIDGET not in shown_text(html)  # ids only in URLs
+
+
+def test_a_checked_sentence_that_carries_its_own_mark_shows_it_once(tiny_client, tiny_runtime):
+    """The quoted source line under an answer in another language ends with its "[n]"; the
+    support check links that passage beside it, so the sentence is shown without its own."""
+    quoted = CLAIM.replace(" [1]", "")
+    conv_id = stored_answer(tiny_client, widget_parent(tiny_runtime), f'Quelle (englisches Original): "{quoted}" [1]')
+    html = tiny_client.get(f"/c/{conv_id}").get_data(as_text=True)
+    verdicts = re.search(r'<ol class="verdicts">(.*?)</ol>', html, re.S).group(1)
+    assert "englisches Original" in verdicts and shown_text(verdicts).count("[1]") == 1
 
 
 def test_every_passage_kind_of_every_document_opens_highlighted_within_300_ms(tmp_path, runtime):

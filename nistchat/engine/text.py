@@ -64,6 +64,15 @@ def without_source_line(answer: str) -> str:
     return _SOURCE_UNDER.sub("", answer)
 
 
+_END_MARK = re.compile(r"\s*" + CITATION_MARK + r"\s*$")
+
+
+def without_end_mark(sentence: str) -> str:
+    """The sentence less the citation mark it ends with: where a page shows the mark beside it as a
+    link (a checked sentence), the source line's own "[n]" would be shown twice."""
+    return _END_MARK.sub("", sentence)
+
+
 _END = re.compile(r"[.!?]+")
 _AFTER_END = re.compile(r"[\"'”’)\]]*(?:\s*" + CITATION_MARK + r")*")
 _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“'(\[])")
