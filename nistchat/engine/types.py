@@ -169,6 +169,7 @@ class Resolution:
     # a comparison (and a rewrite of its answer): the question it compares and the turn as typed, so
     # that "no, I meant the other report" after it compares with the document meant
     compared: tuple[str, str] = ()
+    rewritten: str = ""  # a turn acting on an earlier answer: that answer (the previous one, or the list drilled into)
 
     @property
     def resolved(self) -> bool:

@@ -230,6 +230,7 @@ class _Run:
         self.english = ""  # a question typed in another language, as translated for the search
         self.ask = ""  # what the reader is asked when not the question as typed (acting on the last answer, a comparison)
         self.rewrites = False  # a turn acting on the previous answer ("in one line"): its own wording is asked for
+        self.rewritten = ""  # the answer such a turn rewrites
         self.reader_passages: list[Passage] = []  # what the reader is shown of `passages` (`prompt.without_said`)
         self.said = ""  # the previous answer, when sentences it said were left out of `reader_passages`
         self.premise = premise.PremiseCheck()  # what the question takes for granted, against the passages
@@ -351,7 +352,7 @@ class _Run:
         self.english = retrieval.english
         if retrieval.followup is not None and retrieval.followup.resolved:
             self.searched_for, self.ask = retrieval.followup.question, retrieval.followup.ask
-            self.rewrites = bool(retrieval.followup.reuse)
+            self.rewrites, self.rewritten = bool(retrieval.followup.reuse), retrieval.followup.rewritten
         self.reader_passages = self.shown_to_reader(retrieval.followup)
         subject = retrieval.followup.subject if retrieval.followup is not None else ""
         self.premise = premise.traced(self.question, self.passages, self.trace, subject)
@@ -556,10 +557,10 @@ class _Run:
 
     @cached_property
     def shortening(self) -> str:
-        """The previous answer, less its source line, when this turn asks for it shorter ('' otherwise)."""
+        """The answer this turn rewrites, less its source line, when it asks for it shorter ('' otherwise)."""
         if not self.rewrites or not asks_brief(self.english or self.question):
             return ""
-        return without_source_line(self.previous.answer).strip() if self.previous else ""
+        return without_source_line(self.rewritten).strip()
 
     def shortened(self) -> Iterator[Event]:
         """The retry of a brief rewrite that came back as it was: the answer's first sentence that

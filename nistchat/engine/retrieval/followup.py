@@ -617,13 +617,30 @@ def resolve(question: str, history: list[dict] | None = None, catalog=None, pare
     that carry no text."""
     text = normalise(question)
     turns = turns_of(history, text, parents)
-    previous: Resolution | None = None
+    resolved: list[Resolution] = []
     for i, turn in enumerate(turns):  # each earlier turn resolved against those before it
-        previous = _resolve_one(turn.question, turns[:i], previous, catalog)
-    return _resolve_one(text, turns, previous, catalog)
+        resolved.append(_resolve_one(turn.question, turns[:i], resolved, catalog))
+    return _resolve_one(text, turns, resolved, catalog)
 
 
-def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, catalog) -> Resolution:
+# A request that points at many things ("put those in a table") after a drill-down into one item of
+# a list: the list is what it acts on, not the one item's answer.
+_MANY = re.compile(r"\b(?:those|these|them|all|each|every|the list|ell[oa]s|diese|sie alle|ceux|celles|tous)\b",
+                   re.IGNORECASE)
+
+
+def _rewritten(text: str, before: list[_Turn], resolved: list[Resolution]) -> tuple[_Turn, Resolution]:
+    """The turn a request acting on the previous answer rewrites, and how that turn was understood:
+    the previous one, or the list before a drill-down when the request points at many."""
+    previous = resolved[-1]
+    if _MANY.search(text) and previous.kind == "item" and len(before) >= 2 and before[-2].answered \
+            and before[-2].sources:
+        return before[-2], resolved[-2]
+    return before[-1], previous
+
+
+def _resolve_one(text: str, before: list[_Turn], resolved: list[Resolution], catalog) -> Resolution:
+    previous = resolved[-1] if resolved else None
     named = _named(text, previous, catalog)
     bare = _bare(text)  # "ok, new question: …": the filler before a new topic's marker
     new_topic = _NEW_TOPIC.match(bare)
@@ -639,10 +656,14 @@ def _resolve_one(text: str, before: list[_Turn], previous: Resolution | None, ca
 
     if _acts_on_previous(text) and last.sources:
         # a small reader asked "briefer please" alone answers "Please": it is given what to rewrite
-        ask = rewrite_ask(text, last) if answered else ""
-        return Resolution(base, "follow-up acting on the previous answer: answered from its passages, no new search",
-                          "acts_on_previous", previous.scope, leans_on_answered=answered, reuse=last.sources, ask=ask,
-                          drilled=_drilled(previous), compared=previous.compared)
+        target, understood = _rewritten(text, before, resolved)
+        answered = target.answered
+        ask = rewrite_ask(text, target) if answered else ""
+        why = "the list before the drill-down" if target is not last else "the previous answer"
+        return Resolution(understood.question, f"follow-up acting on {why}: answered from its passages, no new "
+                          "search", "acts_on_previous", understood.scope, leans_on_answered=answered,
+                          reuse=target.sources, ask=ask, drilled=_drilled(understood), compared=understood.compared,
+                          rewritten=target.answer)
 
     correction = _CORRECTION.match(text)
     if correction:

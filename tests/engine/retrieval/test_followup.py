@@ -238,6 +238,24 @@ def test_a_turn_still_speaking_of_the_drilled_item_keeps_its_list_for_a_later_or
     assert resolve("and the 3rd one?", fresh, CATALOG).slot == "Noise"
 
 
+def test_a_request_pointing_at_many_after_a_drill_down_rewrites_the_list():
+    """"put those in a table" after "tell me more about the 2nd one": the list is what is meant. Given
+    the one item's answer, a small reader tabulated a table from the drill-down's passages instead."""
+    listed = "The profile names these goals:\n- Gadget-ready sprockets\n- Calibrated widgets\n- Audited cogs"
+    other = {**SOURCE, "id": "x:2", "text": "Widgets are calibrated each quarter."}
+    history = chat(("which goals does the GAI profile name", listed, [SOURCE]),
+                   ("tell me more about the 2nd one", "Calibrated widgets are checked each quarter.", [other]))
+    for turn in ("put those in a table please", "all of them in one line for my boss"):
+        r = resolve(turn, history, CATALOG)
+        assert r.kind == "acts_on_previous" and r.question == "which goals does the GAI profile name", turn
+        assert r.ask.endswith(listed) and [p.id for p in r.reuse] == ["x:1"] and r.rewritten == listed, turn
+    # one thing pointed at, or no drill-down before: the previous answer, as before
+    for turn, past in (("put that in a table", history),
+                       ("put those in a table", chat(("which goals does the GAI profile name", listed, [SOURCE])))):
+        r = resolve(turn, past, CATALOG)
+        assert r.rewritten == past[-1]["content"] and r.ask.endswith(past[-1]["content"]), turn
+
+
 def test_a_chain_of_ellipses_swaps_the_name_and_keeps_the_document():
     history = chat(("what is the purpose of the map function in the AI RMF", "MAP establishes context."),
                    ("right, and MEASURE?", "MEASURE analyzes risk."))
