@@ -80,6 +80,7 @@ class Attempt:
     verify_ms: float = 0.0
     repair: citations.Repair | None = None
     messages: list[dict] = field(default_factory=list, repr=False)  # what the reader was sent, for the judge
+    numbered: bool = False  # those messages number the passages, so a judge can be asked inside them
 
     @property
     def answer(self) -> str:
@@ -487,10 +488,14 @@ class _Run:
     def attempt(self, n: int, reader, *, retry: bool, instruction: str = RETRY_INSTRUCTION) -> Iterator[Event]:
         """Yields token and verdict events; returns the Attempt, or raises _Stopped if the reader fails."""
         att = Attempt(n)
-        # a rewrite's ask carries the answer it rewrites, citing the passages it is given again: the
-        # conversation window would only repeat it
+        # a rewrite's ask carries the answer it rewrites: the conversation window would only repeat
+        # it, and its passages drew the reader away from it (asked for a table of a list, it
+        # tabulated a table of the passages); its [n] marks still name them, as the page and the
+        # checker read them. A retry, told to find exact sentences, is shown them.
         rewriting = self.rewrites and bool(self.ask)
-        messages = att.messages = build_messages(self.ask or self.question, self.reader_passages,
+        shown = [] if rewriting and not retry else self.reader_passages
+        att.numbered = bool(shown)
+        messages = att.messages = build_messages(self.ask or self.question, shown,
                                                  None if rewriting else self.history,
                                                  retry=retry, history_chars=self.opts.history_chars,
                                                  typed=self.question, instruction=instruction,
@@ -581,10 +586,11 @@ class _Run:
 
     def judge_in_prompt(self, verifier, att: Attempt) -> Callable[[int, str], bool] | None:
         """The check asked inside the attempt's own prompt, where the verifier is the reader and
-        `verify.context` says so ("auto": where the reader was measured to judge well there);
+        `verify.context` says so ("auto": where the reader was measured to judge well there), and
+        that prompt numbers the passages (a quote written without the reader, a rewrite, do not);
         None sends each passage alone."""
         context = self.settings.verify.context
-        if not isinstance(verifier, AnswerJudge) or context == "passage" or (
+        if not att.numbered or not isinstance(verifier, AnswerJudge) or context == "passage" or (
                 context == "auto" and not verifier.judges_in_prompt):
             return None
         return lambda number, claim: verifier.check_in_prompt(att.messages, number, claim)

@@ -470,8 +470,8 @@ def test_a_document_choice_the_index_lacks_is_a_bad_input_error_before_the_reade
 
 def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked_against_them(rt):
     """"briefer please" after an answer: no new search (the previous answer's passages come back as
-    the sources), the gate lets it through, the real reader writes from them, given the answer to
-    rewrite rather than the conversation window, and the final event says what was searched for."""
+    the sources), the gate lets it through, the real reader is given the answer to rewrite rather
+    than the conversation window or the passages, and the final event says what was searched for."""
     first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
     sources = [{**p.to_dict(), "cited": True} for p in first.passages]
     history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
@@ -493,7 +493,8 @@ def test_a_turn_acting_on_the_previous_answer_reuses_its_passages_and_is_checked
     context, asked = reader.calls[0][1]["content"], reader.calls[0][2]["content"]
     # the old [1] kept: the passage it cited is passage 1 again
     assert "Confabulation is confidently stated but false content [1]." in asked
-    assert "<conversation>" not in context
+    assert "<conversation>" not in context and first.passages[0].text[:40] not in context
+    assert "[1]" not in context  # no passage numbered in its prompt: a judge is not asked inside it
 
 
 def test_a_brief_rewrite_that_copies_the_answer_back_gives_its_first_sentence(rt):
@@ -573,6 +574,23 @@ def test_the_reader_as_judge_is_asked_inside_its_own_answer_unless_set_otherwise
     assert judge.in_prompt[0][0] == reader.calls[0]  # the first attempt's own messages
     for messages, number in judge.in_prompt:
         assert messages in reader.calls and 1 <= number <= n
+
+
+def test_a_rewrite_whose_prompt_numbers_no_passage_is_checked_passage_by_passage(rt, monkeypatch):
+    """A rewrite's prompt holds the answer it rewrites, not the passages: a judge asked inside it
+    would be asked of a passage it cannot see."""
+    first = rt.retrieve("how does the GAI profile describe confabulation?", k=3)
+    history = [{"role": "user", "content": "how does the GAI profile describe confabulation?"},
+               {"role": "assistant", "content": "Confabulation is confidently stated but false content [1].",
+                "sources": [{**p.to_dict(), "cited": True} for p in first.passages]}]
+    judge = RecordingJudge(rt.models.real.get("verifier"))
+    rt.models.serve_verifier(judge)
+    monkeypatch.setattr(rt.settings.verify, "mode", "always")
+    monkeypatch.setattr(rt.settings.verify, "context", "answer")
+    events = list(rt.answer("in one sentence please", history))
+    assert events[-1].type == "final" and any(e.type == "verdict" for e in events)
+    assert judge.alone  # the rewrite's own sentences; a retry, shown the passages, may be judged inside its prompt
+    assert all("<passages>\n[1]" in messages[1]["content"] for messages, _ in judge.in_prompt)
 
 
 def test_an_answer_in_another_language_quotes_the_english_sentence_it_rests_on(rt):
