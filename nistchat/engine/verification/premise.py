@@ -55,7 +55,7 @@ _THEN = re.compile(rf"^(?!{_ASKS})(?P<claim>[^,]+?)[\s,]+then\s*\?+\s*$", re.IGN
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|n’t\b", re.IGNORECASE)
 _NOT_NEGATION = re.compile(r"\b(?:not only|whether or not|no matter|not just|if not|no later than|no less than|"
                            r"not necessarily)\b", re.IGNORECASE)  # "not necessarily" hedges, it does not deny
-_CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b",
+CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b",
                          re.IGNORECASE)
 
 # Pairs of opposite words a premise and a passage use: obligation, degree, frequency, completion.
@@ -214,12 +214,12 @@ def _negated_scope(sentence: str) -> list[str]:
     scopes = []
     for m in NEGATION.finditer(text):
         rest = text[m.end():]
-        end = _CLAUSE_END.search(rest)
+        end = CLAUSE_END.search(rest)
         scopes.append(rest[:end.start()] if end else rest)
     for m in _DENYING.finditer(text):
-        start = max((e.end() for e in _CLAUSE_END.finditer(text[:m.start()])), default=0)
+        start = max((e.end() for e in CLAUSE_END.finditer(text[:m.start()])), default=0)
         rest = text[m.end():]
-        end = _CLAUSE_END.search(rest)
+        end = CLAUSE_END.search(rest)
         scopes.append(f"{text[start:m.start()]} {rest[:end.start()] if end else rest}")
     return scopes
 

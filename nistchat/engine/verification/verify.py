@@ -17,7 +17,8 @@ from ..retrieval.query import NUMBER_WORDS
 from ..text import LIST_MARKER, line_sentences, ngrams, split_sentences
 from ..vocabulary import CLAIM_STOPWORDS
 from ..types import Passage, Verdict
-from .premise import _CLAUSE_END, AGREEING_WORDS, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem, stems
+from .premise import (AGREEING_WORDS, CLAUSE_END, CONFIRMS, DOCUMENT_WORDS, NEGATION, denies, presuppositions, stem,
+                      stems)
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -446,7 +447,7 @@ def mentioned(claim: str) -> tuple[str, str]:
     found = _MENTIONS.search(claim)
     if not found:
         return "", ""
-    who = _CLAUSE_END.split(claim[:found.start()])[-1].strip()
+    who = CLAUSE_END.split(claim[:found.start()])[-1].strip()
     if NEGATION.search(who) or _PASSIVE.search(who):  # "X is addressed by …" says nothing of a document
         return "", ""
     return who, _MENTIONED_END.split(claim[found.end():], maxsplit=1)[0].strip()
