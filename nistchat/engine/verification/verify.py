@@ -437,6 +437,7 @@ _MENTIONS = re.compile(r"\b(?:(?:talk|speak)(?:s|ed)?|spoke)\s+(?:about|of)\s+|\
                        r"\bdiscuss(?:es|ed)?\s+|\baddress(?:es|ed)?\s+|\brefers?\s+to\s+|\btouch(?:es|ed)?\s+on\s+",
                        re.IGNORECASE)
 _PASSIVE = re.compile(r"\b(?:be|is|are|was|were|been|being)$", re.IGNORECASE)
+_REPORTED = re.compile(r"(?:that|how|why|whether|what|when|where|if)\b", re.IGNORECASE)
 _MENTIONED_END = re.compile(r"[,;:()\[]|[.!?](?:\s|$)|\s(?:and|but|as|in|while|whereas|which|because|by)\s",
                             re.IGNORECASE)
 
@@ -450,7 +451,10 @@ def mentioned(claim: str) -> tuple[str, str]:
     who = CLAUSE_END.split(claim[:found.start()])[-1].strip()
     if NEGATION.search(who) or _PASSIVE.search(who):  # "X is addressed by …" says nothing of a document
         return "", ""
-    return who, _MENTIONED_END.split(claim[found.end():], maxsplit=1)[0].strip()
+    thing = _MENTIONED_END.split(claim[found.end():], maxsplit=1)[0].strip()
+    if _REPORTED.match(thing):  # "it mentions that developers should …" reports what it says, in other words
+        return "", ""
+    return who, thing
 
 
 def speaker(who: str, passages: list[Passage]) -> str:

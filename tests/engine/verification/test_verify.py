@@ -433,6 +433,9 @@ def test_what_a_sentence_says_a_document_speaks_of():
     assert mentioned("The framework does not mention sprocket drift.") == ("", "")
     assert mentioned("Sprocket drift is addressed by yearly reviews.") == ("", "")
     assert mentioned("Sprockets must be calibrated yearly.") == ("", "")
+    # what it says, reported in other words, is left to the judge: no words of it need be in a passage
+    assert mentioned("The profile mentions that gadget owners should log each repair.") == ("", "")
+    assert mentioned("It discusses how sprockets drift.") == ("", "")
 
 
 def test_a_document_said_to_speak_of_a_thing_no_passage_names_is_unsupported():
