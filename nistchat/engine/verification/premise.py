@@ -56,7 +56,7 @@ NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't
 _NOT_NEGATION = re.compile(r"\b(?:not only|whether or not|no matter|not just|if not|no later than|no less than|"
                            r"not necessarily)\b", re.IGNORECASE)  # "not necessarily" hedges, it does not deny
 CLAUSE_END = re.compile(r"[,;:()]|[.!?](?:\s|$)|\s[-–—]\s|\b(?:but|although|though|however|whereas|while|yet)\b",
-                         re.IGNORECASE)
+                        re.IGNORECASE)
 
 # Pairs of opposite words a premise and a passage use: obligation, degree, frequency, completion.
 # Words whose stem is another common word's are left out ("optional" is "options", "completed"
