@@ -43,12 +43,22 @@ QUESTION_FOLLOWS = "The question is in the next message."
 _SCAFFOLDING = re.compile(rf"{re.escape(QUESTION_FOLLOWS)}|{BLOCK_TAG.pattern}", re.IGNORECASE)
 
 
+# A reader's reply to the request before the answer ("Sure, here's the answer rewritten as asked in
+# a table:"): it speaks of the answer rather than giving it.
+_COURTESY = re.compile(r"^\s*(?:sure|certainly|of course|absolutely|okay)\b[,!.]*\s*", re.IGNORECASE)
+_ANNOUNCES = re.compile(r"^\s*here(?:'s| is| are)\b[^\n]{0,100}\b(?:answer|version|summary|rewrite|rewritten|table|"
+                        r"translation)\b[^\n]*:[ \t]*(?:\n|$)", re.IGNORECASE)
+
+
 def without_scaffolding(text: str, passages: list[Passage] = ()) -> str:
     """The reader's text less the prompt's own words it echoed (a closing `</conversation>`, "The
-    question is in the next message.", a line that is a passage's header, "[2] title — section"):
-    they are ours, not an answer, and a person reads them as noise."""
+    question is in the next message.", a line that is a passage's header, "[2] title — section")
+    and less a reply to the request before the answer ("Sure, here's the answer rewritten as
+    asked:"): they are not an answer, and a person reads them as noise."""
     text = "\n".join(line for line in text.split("\n") if not _echoes_header(line, passages))
-    return re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
+    text = re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
+    rest = _ANNOUNCES.sub("", _COURTESY.sub("", text, count=1), count=1).lstrip()
+    return rest[:1].upper() + rest[1:] if rest and rest != text else text
 
 
 def _echoes_header(line: str, passages: list[Passage]) -> bool:

@@ -132,6 +132,15 @@ def test_the_prompts_own_words_echoed_by_the_reader_are_cut_from_its_answer():
         assert without_scaffolding(kept, passages) == kept  # a sentence after the dash; no passage 3
 
 
+def test_a_reply_to_the_request_before_the_answer_is_cut_from_it():
+    table = "| Sprocket | Wear |\n|---|---|\n| Drift | teeth [1] |"
+    assert without_scaffolding(f"Sure, here's the answer rewritten as asked in a table format:\n\n{table}") == table
+    assert without_scaffolding("Certainly! Here is a shorter version:\nGadgets rust [2].") == "Gadgets rust [2]."
+    assert without_scaffolding("Sure! gadgets rust [2].") == "Gadgets rust [2]."
+    for kept in ("Here are the four sprocket risks:\n- Drift [1]\n- Rust [1]", "Surely gadgets rust [2].", "Sure"):
+        assert without_scaffolding(kept) == kept  # a lead-in that names its list; a word that only opens like one
+
+
 def test_a_sentence_the_previous_answer_said_is_left_out_of_the_readers_passages():
     """Said again in other words it stays; said back near word for word it is "[…]"; a short
     sentence (a label) and a passage with nothing said stay whole, and so does the original."""
