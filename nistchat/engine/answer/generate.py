@@ -8,6 +8,7 @@ become markup and releases them as soon as they cannot.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Iterator
 
 from .prompt import ASSISTANT, USER
@@ -106,15 +107,42 @@ def strip_markdown(text: str) -> str:
     stripper = MarkdownStripper()
     return stripper.feed(text) + stripper.flush()
 
+LIMIT_MARGIN = 3  # tokens: the reader's text counted again may come a few short of what it sent
+
+
+@dataclass
+class Sent:
+    """What the reader sent for one answer, before any cleaning: its text and how many pieces it
+    came in (one a token for the backends here, fewer where a server joins tokens)."""
+    raw: str = ""
+    pieces: int = 0
+
+    def add(self, piece: str) -> None:
+        self.raw += piece
+        self.pieces += 1
+
+    def reached(self, limit: int, count_tokens=None) -> bool:
+        """Whether the reader stopped at `limit` tokens rather than at an end of its own."""
+        counted = 0
+        if count_tokens is not None:
+            try:
+                counted = count_tokens(self.raw)
+            except Exception:  # counting is a check; never fail an answer over it
+                counted = 0
+        return max(self.pieces, counted) >= limit - LIMIT_MARGIN
+
 
 def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300, temperature: float = 0.1,
-                  first_token_s: float | None = None) -> Iterator[str]:
+                  first_token_s: float | None = None, sent: Sent | None = None) -> Iterator[str]:
     """Cleaned text pieces from the reader; BackendErrors from the reader pass through unchanged.
-    `first_token_s` bounds the wait for the first piece (the prompt's reading, `backends.base.Pace`)."""
+    `first_token_s` bounds the wait for the first piece (the prompt's reading, `backends.base.Pace`);
+    `sent` records what the reader sent before cleaning, to tell whether the length limit cut it."""
     stripper, turn = MarkdownStripper(), TurnCut()
     pieces = reader.stream(messages, max_tokens=max_tokens, temperature=temperature, first_token_s=first_token_s)
     try:
         for piece in pieces:
+            if sent is not None:
+                sent.add(piece)
             out = stripper.feed(turn.feed(piece))
             if out:
                 yield out

@@ -33,7 +33,8 @@ from ..verification.verify import (BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTE
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences, yes_against_no)
 from . import refusal
 from .events import Checked, Error, Event, Final, Prefill, Queue, Retry, Sources, Token
-from .generate import stream_answer
+from .complete import CUT_NOTE, REST_REASON, list_rest, rest_lines, without_unfinished
+from .generate import Sent, stream_answer
 from .language import answer_language, source_line
 from .prompt import (LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION, build_messages, said_before, without_said,
                      without_scaffolding)
@@ -81,6 +82,9 @@ class Attempt:
     repair: citations.Repair | None = None
     messages: list[dict] = field(default_factory=list, repr=False)  # what the reader was sent, for the judge
     numbered: bool = False  # those messages number the passages, so a judge can be asked inside them
+    cut: bool = False  # the reader stopped at the answer's length limit
+    listed: list[str] = field(default_factory=list)  # lines naming the rest of a list (`complete.rest_lines`)
+    listed_from: int = 0  # the passage whose list they name
 
     @property
     def answer(self) -> str:
@@ -92,7 +96,7 @@ class Attempt:
                 "dont_know": self.dont_know, "supported": passed, "unsupported": failed,
                 "sentences": [verdict_dict(v) for v in self.verdicts], "prompt_tokens": self.prompt_tokens,
                 "generate_ms": round(self.generate_ms, 1), "prefill_ms": round(self.prefill_ms, 1),
-                "verify_ms": round(self.verify_ms, 1),
+                "verify_ms": round(self.verify_ms, 1), "cut": self.cut,
                 "citations_dropped": self.repair.dropped if self.repair else [],
                 "citations_mapped": self.repair.mapped if self.repair else []}
 
@@ -290,7 +294,8 @@ class _Run:
             question=self.question, text=text, refused=refused, refusal_reason=refusal_reason, risk=self.risk.level,
             risk_kinds=self.risk.kinds, verified=bool(chosen and chosen.verified), sentences=list(verdicts),
             flagged=any(not v.supported for v in verdicts), retried=retried,
-            disclaimer=LIST_DISCLAIMER if self.risk.is_list and not refused else "",
+            disclaimer="" if refused else " ".join(note for note, shown in (
+                (CUT_NOTE, bool(chosen and chosen.cut)), (LIST_DISCLAIMER, self.risk.is_list)) if shown),
             sources=citations.source_list(self.passages, "" if refused else text, marks),
             marks={"sentences": checkable, "reader": by_reader, "checker": by_checker}, backend=self.backend(),
             timings_ms={k: (round(v, 1) if v is not None else None) for k, v in self.timings.items()},
@@ -515,9 +520,10 @@ class _Run:
         if lead:
             self.mark_first_token()
             yield Token(lead, n)
+        sent = Sent()
         try:
             for piece in stream_answer(reader, messages, max_tokens=self.opts.max_tokens,
-                                       temperature=self.opts.temperature, first_token_s=limit):
+                                       temperature=self.opts.temperature, first_token_s=limit, sent=sent):
                 if len(self.partial) == bool(lead):
                     att.prefill_ms = _ms(t)
                     pace.observe(att.prompt_tokens, att.prefill_ms / 1000, sharing)
@@ -528,15 +534,37 @@ class _Run:
             raise _Stopped(exc, "".join(self.partial)) from exc
         att.generate_ms = _ms(t)
         att.text = without_scaffolding("".join(self.partial), self.reader_passages)
-        self.trace.add(f"generate#{n}", att.generate_ms, note=f"{len(att.text)} characters")
+        att.cut = sent.reached(self.opts.max_tokens, getattr(reader, "count_tokens", None))
+        if att.cut:  # the page showed it stop mid-word
+            att.text = without_unfinished(att.text)
+        self.trace.add(f"generate#{n}", att.generate_ms,
+                       note=f"{len(att.text)} characters" + (", cut at the length limit" if att.cut else ""))
         written = premise.reader_part(att.text, self.premise)
         att.dont_know = says_dont_know(written) or restates_question(written, self.question)
+        if not att.dont_know and not rewriting:
+            yield from self.name_rest(att, written)
         source = self.source() if not att.dont_know else ""
         if source:
             att.text += "\n\n" + source
             yield Token("\n\n" + source, n)
         yield from self.check(att)
         return att
+
+    def name_rest(self, att: Attempt, written: str) -> Iterator[Event]:
+        """The rest of a list the answer drew from, named under it where the reader was shown only
+        part of that list (`complete.list_rest`: the passages' trimming left items out)."""
+        parents = self.pipeline.retriever().index.parents
+        whole = [parents[p.id].text if p.id in parents else p.text for p in self.passages]
+        asked = " ".join(dict.fromkeys(q for q in (self.question, self.english, self.ask) if q))
+        n, names = list_rest(written, [p.text for p in self.reader_passages], whole, asked, self.count)
+        if not n:
+            return
+        lines = rest_lines(n, names)
+        att.listed, att.listed_from = lines[1:], n
+        att.text += "\n\n" + "\n".join(lines)
+        self.trace.add(f"listed#{att.n}", 0.0, [{"passage": n, "items": names}],
+                       "the rest of a list the reader was shown only part of")
+        yield Token("\n\n" + "\n".join(lines), att.n)
 
     def source(self) -> str:
         """The English sentence an answer in another language rests on, quoted under it ('' for an
@@ -602,10 +630,15 @@ class _Run:
         wanted = mode == "always" or self.follow_up_checked or (
             mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
         full = not att.dont_know and wanted
-        sentences = split_sentences(att.text)
-        targets = sentences if full else citations.sentences_with_invalid(att.text, n_passages)
+        sentences = [s for s in split_sentences(att.text) if s not in att.listed]
+        targets = sentences if full else [s for s in citations.sentences_with_invalid(att.text, n_passages)
+                                          if s not in att.listed]
         t = time.perf_counter()
         note = ""
+        for line in att.listed:  # the passage's own item names, found there by `complete.list_rest`
+            named = Verdict(line, True, att.listed_from, REST_REASON.format(n=att.listed_from))
+            att.verdicts.append(named)
+            yield Checked(named, att.n)
         if not full and not att.dont_know:  # numbers and names no passage states: flagged, no model call
             for v in ungrounded_verdicts([s for s in sentences if s not in targets], self.passages, self.question,
                                          self.unknown_terms):

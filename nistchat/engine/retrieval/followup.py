@@ -179,7 +179,7 @@ _QUALIFIES = re.compile(r"\s+(?:that|which|who|whose|que|die|qui)\s")
 _LIST_OPENS = re.compile(r"^\s*(?:such as|including|like|namely|e\.g\.,?|i\.e\.,?)\s+", re.IGNORECASE)
 # The word before a list's last item, in the languages a question may be asked in.
 _AND = r"(?:and/or|and|or|y|o|und|oder|et|ou)"
-_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
+LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$")
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ def turns_of(history: list[dict] | None, current: str, parents: dict | None = No
     return [t for t in turns if t.question]
 
 
-def _item_name(line: str) -> str:
+def item_name(line: str) -> str:
     """A list line's item less its explanation ("Data Privacy: leakage of personal data …", or the
     sentences after its first: "Scientifically sound standards. Standards are most likely …")."""
     name = re.split(r"\s*(?::|\s[-–—]\s)\s*", line, maxsplit=1)[0]
@@ -256,16 +256,16 @@ def _item_name(line: str) -> str:
 
 def _lines_listed(answer: str) -> bool:
     """Whether the answer lists items line by line (numbered or bulleted)."""
-    return sum(bool(_LIST_LINE.match(line)) for line in (answer or "").splitlines()) >= 2
+    return sum(bool(LIST_LINE.match(line)) for line in (answer or "").splitlines()) >= 2
 
 
 def answer_items(answer: str) -> list[str]:
     """The items of a list answer: numbered or bulleted lines, else the longest run of
     semicolon- or comma-separated parts (after a "Six:" / "… are" lead-in)."""
     text = _CITATION.sub("", answer or "")
-    lines = [m.group(1).strip() for m in map(_LIST_LINE.match, text.splitlines()) if m]
+    lines = [m.group(1).strip() for m in map(LIST_LINE.match, text.splitlines()) if m]
     if len(lines) >= 2:
-        return [_item_name(line) for line in lines]
+        return [item_name(line) for line in lines]
     best: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         body = _DISCOURSE.sub("", sentence.split(":", 1)[1] if ":" in sentence[:60] else sentence)
@@ -321,16 +321,16 @@ def passage_list(text: str) -> tuple[list[str], str]:
     run: list[str] = []
     indent, lead = 0, ""
     for line in (text or "").splitlines():
-        bullet = _LIST_LINE.match(line)
+        bullet = LIST_LINE.match(line)
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
         depth = len(line) - len(line.lstrip())
         if bullet:
             if not run:
                 indent = depth
             if depth <= indent:
-                run.append(_item_name(bullet.group(1).strip()))
+                run.append(item_name(bullet.group(1).strip()))
         elif cells and not all(set(c) <= set("-: ") for c in cells):
-            run.append(_item_name(cells[0]))
+            run.append(item_name(cells[0]))
         elif cells:  # a table's rule: the header above it is no item
             run = run[:-1]
         elif line.strip():

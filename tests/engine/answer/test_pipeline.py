@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
+from nistchat.engine.answer.complete import CUT_NOTE
 from nistchat.engine.answer.pipeline import COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION
@@ -378,8 +379,9 @@ def test_out_of_range_citation_is_repaired_or_dropped(rt, monkeypatch):
 
 
 def test_a_list_of_another_length_than_the_question_asks_for_is_flagged(rt, monkeypatch):
-    three = ("The four functions of the AI RMF Core are:\n- GOVERN: a culture of risk management.\n"
-             "- MAP: context is recognized.\n- MEASURE: risks are assessed.")
+    # items in the reader's own words, drawn from no list of the passages (else its rest is named)
+    three = ("The four functions of the AI RMF Core are:\n- Culture: a culture of risk management.\n"
+             "- Context: context is recognized.\n- Assessment: risks are assessed.")
     monkeypatch.setattr(rt.settings.verify, "mode", "never")  # no judge calls: only the string rules run
     question = "What are the four functions of the AI RMF Core?"
     use_reader(rt, ScriptedReader(three, "lists three of four"))
@@ -388,9 +390,40 @@ def test_a_list_of_another_length_than_the_question_asks_for_is_flagged(rt, monk
     marked = [s for s in final["sentences"] if not s["supported"]]
     assert [s["text"] for s in marked] == ["The four functions of the AI RMF Core are:"]
     assert "asks for 4 items; the answer lists 3" in marked[0]["reason"]
-    use_reader(rt, ScriptedReader(three + "\n- MANAGE: risks are prioritized.", "lists all four"))
+    use_reader(rt, ScriptedReader(three + "\n- Priority: risks are prioritized.", "lists all four"))
     final = run(rt, question)[0][-1].to_dict()
     assert not final["flagged"] and not any(not s["supported"] for s in final["sentences"])
+
+
+def test_the_rest_of_a_list_trimmed_from_the_readers_passage_is_named_under_the_answer(rt, monkeypatch):
+    three = ("The four functions of the AI RMF Core are:\n- GOVERN: a culture of risk management [1].\n"
+             "- MAP: context is recognized [1].\n- MEASURE: risks are assessed [1].")
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
+    use_reader(rt, ScriptedReader(three, "lists three of four"))
+    events, _ = run(rt, "What are the four functions of the AI RMF Core?")
+    final, shown = events[-1].to_dict(), events[0].passages
+    lead, *named = final["answer"].split("\n\n")[-1].splitlines()
+    n = int(re.fullmatch(r"The list in \[(\d)\] also names:", lead).group(1))
+    assert named and all(line.startswith("- ") and line.endswith(f" [{n}]") for line in named)
+    assert any(line.startswith("- Manage") for line in named) and "[…]" in shown[n - 1].text
+    whole = rt.retriever.index.parents[shown[n - 1].id].text
+    assert all(line[2:-4] in whole and line[2:-4] not in shown[n - 1].text for line in named)
+    assert [(s["text"], s["supported"], s["passage"]) for s in final["sentences"]] == [(line, True, n) for line in named]
+    assert not final["flagged"]  # four items now, as the question asks
+
+
+def test_an_answer_cut_at_its_length_limit_ends_at_its_last_whole_sentence(rt, monkeypatch):
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")
+    monkeypatch.setattr(rt.settings.answer, "max_tokens", 20)
+    whole = "GOVERN cultivates a culture of risk management [1]."
+    use_reader(rt, ScriptedReader(whole + " MAP establishes the context to frame risks related to an AI sys",
+                                  "stops at its length limit"))
+    final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()
+    assert final["answer"] == whole and final["attempts"][0]["cut"]
+    assert final["disclaimer"].startswith(CUT_NOTE)
+    use_reader(rt, ScriptedReader(whole, "ends on its own"))
+    final = run(rt, "What does the GOVERN function do in the AI RMF?")[0][-1].to_dict()
+    assert final["answer"] == whole and not final["attempts"][0]["cut"] and CUT_NOTE not in final["disclaimer"]
 
 
 def test_direct_answer_bypasses_retrieval_and_reader(rt, monkeypatch):
