@@ -635,10 +635,6 @@ class _Run:
                                           if s not in att.listed]
         t = time.perf_counter()
         note = ""
-        for line in att.listed:  # the passage's own item names, found there by `complete.list_rest`
-            named = Verdict(line, True, att.listed_from, REST_REASON.format(n=att.listed_from))
-            att.verdicts.append(named)
-            yield Checked(named, att.n)
         if not full and not att.dont_know:  # numbers and names no passage states: flagged, no model call
             for v in ungrounded_verdicts([s for s in sentences if s not in targets], self.passages, self.question,
                                          self.unknown_terms):
@@ -660,6 +656,10 @@ class _Run:
                 note = f"verification unavailable: {exc.message}"
                 self.trace.notes.append(note)
                 att.verified = False
+        for line in att.listed:  # the passage's own item names, found there by `complete.list_rest`
+            named = Verdict(line, True, att.listed_from, REST_REASON.format(n=att.listed_from))
+            att.verdicts.append(named)
+            yield Checked(named, att.n)
         mismatch = None if att.dont_know else count_mismatch(att.text, self.count)
         if mismatch is not None:
             att.verdicts.append(mismatch)

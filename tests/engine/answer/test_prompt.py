@@ -122,6 +122,7 @@ def test_the_prompts_own_words_echoed_by_the_reader_are_cut_from_its_answer():
     assert without_scaffolding(f"Both say so [1].\n{QUESTION_FOLLOWS}") == "Both say so [1]."
     assert without_scaffolding("- GOVERN [1]\n- MAP [2]\n</conversation>") == "- GOVERN [1]\n- MAP [2]"
     assert without_scaffolding("The question asks about MAP [2].") == "The question asks about MAP [2]."
+    assert without_scaffolding("| Sprockets | Drift [n], Rust [n] |") == "| Sprockets | Drift, Rust |"
     # a passage's header copied above its sentences is the prompt's, not the answer's
     passages = [P(1), P(2)]
     copied = f"{passage_header(2, passages[1])}\nGOVERN 1 sets policies [2]."
