@@ -27,7 +27,8 @@ from ..retrieval.risk import Risk, classify
 from ..text import count_tokens, split_sentences, without_source_line
 from ..types import Answer, Failure, Passage, Resolution, Retrieval, Trace, Verdict, verdict_dict
 from ..verification import citations, premise
-from ..verification.verify import (BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity,
+from ..verification.verify import (ASKED_BACK, BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO,
+                                   asked_back, bare_polarity,
                                    copied_back, count_mismatch, counted_not_listed, restates_question,
                                    says_dont_know, should_retry,
                                    support_counts, support_score, ungrounded_verdicts, verify_sentences, yes_against_no)
@@ -49,12 +50,14 @@ DENIED_RETRY = "the answer said yes where its source says no"
 PREMISE_RETRY = "the answer agreed with what the question assumes, which its source contradicts"
 DECLINED_RETRY = "the draft found no answer, and a source contradicts what the question assumes"
 COPY_RETRY = "the answer came back unshortened: its first sentence stands instead"
+ASKED_RETRY = "the answer asked a question instead of answering"
 # A draft the string checks caught dodging the question -> the retry's reason, and the reader's
 # instruction for it (None: the retry quotes the passages, no reader call), in the order a retry
 # takes them: an opening that agrees with a contradicted premise first (asked again, the reader
 # agrees again). An attempt that dodges loses to one that does not (`_choose`).
 _DODGES = {premise.AGREES_WITH_PREMISE: (PREMISE_RETRY, None), COUNTED_NOT_LISTED: (LIST_RETRY, LIST_INSTRUCTION),
-           BARE_POLARITY: (POLAR_RETRY, None), YES_AGAINST_NO: (DENIED_RETRY, None), COPIED_BACK: (COPY_RETRY, None)}
+           BARE_POLARITY: (POLAR_RETRY, None), YES_AGAINST_NO: (DENIED_RETRY, None), COPIED_BACK: (COPY_RETRY, None),
+           ASKED_BACK: (ASKED_RETRY, None)}
 QUEUE_TIMEOUT_S = 900.0  # the longest an answer waits for its turn at the reader
 
 
@@ -575,14 +578,16 @@ class _Run:
         return source_line(self.language, *self.settling)
 
     def quoted(self, n: int, number: int, sentence: str) -> Iterator[Event]:
-        """The retry of an answer that only said "Yes", or agreed with a contradicted premise: the
-        passage sentence the question turns on (`premise.settling`: passage `number`; the
-        contradicting one), quoted and cited after a contradicted premise's lead (the lead alone
-        when it quotes that sentence), with no reader call: asked again to quote it, the 1.5B reader
-        said "Yes" again (docs/decisions.md)."""
+        """The retry of an answer that only said "Yes", asked the question back, or agreed with a
+        contradicted premise: the passage sentence the question turns on (`premise.settling`:
+        passage `number`; the contradicting one), quoted and cited after a contradicted premise's
+        lead (the lead alone when it quotes that sentence), with no reader call: asked again to
+        quote it, the 1.5B reader said "Yes" again (docs/decisions.md). Under a question in another
+        language it is worded as that language's source line."""
         lead = self.premise.lead
         quote = premise.quote(sentence)
-        att = Attempt(n, text=lead.strip() if quote in lead else f'{lead}The sources say: "{quote}" [{number}]')
+        said = source_line(self.language, number, sentence) if self.language else f'The sources say: "{quote}" [{number}]'
+        att = Attempt(n, text=lead.strip() if quote in lead else f"{lead}{said}")
         self.trace.add(f"quote#{n}", 0.0, [{"passage": number, "sentence": sentence}], "quote-forced")
         yield Token(att.text, n)
         yield from self.check(att)
@@ -672,8 +677,9 @@ class _Run:
         denied = None if att.dont_know or self.rewrites or bare or self.settling is None else yes_against_no(
             written, self.ask or self.question, self.settling[1])
         copied = copied_back(without_source_line(written), self.shortening) if self.shortening else None
+        asked = None if att.dont_know or self.rewrites else asked_back(without_source_line(written))
         # flagged beside the sentence's own verdict, as a list of the wrong length is
-        for dodged in (counted, bare, denied, copied):
+        for dodged in (counted, bare, denied, copied, asked):
             if dodged is not None:
                 att.verdicts.append(dodged)
                 yield Checked(dodged, att.n)

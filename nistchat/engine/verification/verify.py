@@ -83,10 +83,11 @@ def claim_text(sentence: str) -> str:
 
 
 def says_dont_know(text: str) -> bool:
-    """The reader declined: its first sentence (or the whole short answer) says it does not know."""
+    """The reader declined: its first sentence (or the whole short answer) says it does not know, or
+    it wrote no word at all."""
     sentences = split_sentences(text)
-    if not sentences:
-        return True
+    if not any(_WORD.search(claim_text(s)) for s in sentences):
+        return True  # nothing but marks ("[1].")
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
 
@@ -328,6 +329,22 @@ def copied_back(answer: str, shortened: str) -> Verdict | None:
         return None
     stated = _stated(answer)
     return Verdict((stated[0] if stated else answer).strip(), False, None, COPIED_BACK)
+
+
+ASKED_BACK = "the answer asks a question instead of answering"
+
+
+def asked_back(answer: str) -> Verdict | None:
+    """A draft made only of questions ("¿Los documentos dicen que …?", the question put back in
+    other words): a small reader writing in another language does this, and it answers nothing.
+    Flagged on its first sentence, no model call."""
+    stated = [s for s in split_sentences(answer) if _MARKS_AT_END.sub("", claim_text(s))]
+    if not stated or not all(_MARKS_AT_END.sub("", claim_text(s)).endswith("?") for s in stated):
+        return None
+    return Verdict(stated[0], False, None, ASKED_BACK)
+
+
+_MARKS_AT_END = re.compile(r"(?:\s*\(\d{1,2}\)|[\s\"'”»])+$")  # "(1)", a citation neutralised in a rewrite; closing quotes
 
 
 YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"

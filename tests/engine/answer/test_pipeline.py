@@ -15,11 +15,11 @@ from click.testing import CliRunner
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
 from nistchat.engine.answer.complete import CUT_NOTE
-from nistchat.engine.answer.pipeline import COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
+from nistchat.engine.answer.pipeline import ASKED_RETRY, COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION
 from nistchat.engine.text import split_sentences
-from nistchat.engine.verification.verify import BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO
+from nistchat.engine.verification.verify import ASKED_BACK, BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -250,6 +250,26 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
         assert second["supported"] == 0 or second["dont_know"]
     else:
         assert final["answer"] == final["attempts"][better - 1]["answer"]
+
+
+class AskedBackFirstDraftReader(UnsupportedFirstDraftReader):
+    """TEST DOUBLE: the first draft only puts the question back; later calls go to the real reader."""
+
+    DRAFT = "¿Los documentos dicen qué significa TEVV en el AI RMF?"
+
+
+def test_a_draft_that_only_asks_a_question_is_replaced_by_the_sentence_the_question_turns_on(rt, monkeypatch):
+    monkeypatch.setattr(rt.settings.verify, "mode", "never")  # no judge: the string rule alone flags it
+    double = AskedBackFirstDraftReader(rt.models.real.reader())
+    use_reader(rt, double)
+    events, types = run(rt, "What does TEVV stand for in the AI RMF?")
+    assert [e.to_dict()["reason"] for e in events if e.type == "retry"] == [ASKED_RETRY]
+    assert len(double.calls) == 1  # quoted, no second reader call
+    final = events[-1].to_dict()
+    first, second = final["attempts"]
+    assert [s["reason"] for s in first["sentences"]] == [ASKED_BACK]
+    assert re.fullmatch(r'The sources say: ".+" \[\d\]', second["answer"])
+    assert final["chosen_attempt"] == 2 and final["answer"] == second["answer"]
 
 
 def test_an_unsupported_follow_up_is_checked_in_full_and_retried_unless_set_otherwise(rt, monkeypatch):

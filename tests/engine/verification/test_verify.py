@@ -6,7 +6,8 @@ from nistchat.engine.text import split_sentences
 from nistchat.engine.types import Passage, Verdict
 from nistchat.config import VerifySettings
 from nistchat.engine.retrieval.followup import answer_items
-from nistchat.engine.verification.verify import (BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, bare_polarity, candidate_passages, citations, claim_text,
+from nistchat.engine.verification.verify import (ASKED_BACK, BARE_POLARITY, COUNTED_NOT_LISTED, YES_AGAINST_NO, asked_back,
+                                    bare_polarity, candidate_passages, citations, claim_text,
                                     count_mismatch, counted_not_listed, is_checkable, says_dont_know, should_retry, support_score,
                                     verify_sentences, yes_against_no)
 
@@ -45,6 +46,8 @@ def test_lead_ins_and_refusals_are_not_checked():
     ("Los fabricantes deben proporcionar más información sobre los engranajes [1].", False),
     ("Les fabricants doivent fournir plus d'informations sur les engrenages [1].", False),
     ("Veuillez fournir plus de contexte.", True),
+    ("[1].", True),  # nothing but a mark
+    ("", True),
 ])
 def test_says_dont_know(text, expected):
     assert says_dont_know(text) is expected
@@ -487,3 +490,13 @@ def test_document_names_in_a_claim_of_agreement_are_no_facts_to_find_in_each_pas
     sentence = "NIST.AI.100-1 and NIST.AI.600-1 agree that sprocket risk is the product of likelihood and magnitude."
     [v] = verify_sentences([sentence], passages, lambda d, c: "sprocket risk" in d.lower())
     assert v.supported
+
+
+def test_a_draft_made_only_of_questions_is_flagged():
+    for draft in ("¿Los documentos dicen que los engranajes se oxidan?", "Do sprockets rust? [2]",
+                  "Gibt es schon eine Lösung, oder ist das noch offen?\nWas sagt der Bericht?",
+                  '[1] ¿Dicen las fuentes que "los engranajes se oxidan"? (1)'):
+        v = asked_back(draft)
+        assert v is not None and v.reason == ASKED_BACK and not v.supported
+    for answer in ("Sprockets rust when wet [1]. Do gadgets? Not in the passages.", "Gadgets rust [1].", ""):
+        assert asked_back(answer) is None  # one statement is an answer
