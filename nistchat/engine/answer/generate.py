@@ -107,6 +107,7 @@ def strip_markdown(text: str) -> str:
     stripper = MarkdownStripper()
     return stripper.feed(text) + stripper.flush()
 
+
 LIMIT_MARGIN = 3  # tokens: the reader's text counted again may come a few short of what it sent
 
 

@@ -42,8 +42,6 @@ HISTORY_CHARS = 1000
 QUESTION_FOLLOWS = "The question is in the next message."
 # "[n]" is the system prompt's "Cite passages as [n]" copied by a reader with no passage to cite (a rewrite)
 _SCAFFOLDING = re.compile(rf"{re.escape(QUESTION_FOLLOWS)}|{BLOCK_TAG.pattern}|[ \t]?\[n\]", re.IGNORECASE)
-
-
 # A reader's reply to the request before the answer ("Sure, here's the answer rewritten as asked in
 # a table:"): it speaks of the answer rather than giving it.
 _COURTESY = re.compile(r"^\s*(?:sure|certainly|of course|absolutely|okay)\b[,!.]*\s*", re.IGNORECASE)
@@ -54,9 +52,8 @@ _ANNOUNCES = re.compile(r"^\s*here(?:'s| is| are)\b[^\n]{0,100}\b(?:answer|versi
 def without_scaffolding(text: str, passages: list[Passage] = ()) -> str:
     """The reader's text less the prompt's own words it echoed (a closing `</conversation>`, "The
     question is in the next message.", a citation "[n]", a line that is a passage's header, "[2]
-    title — section")
-    and less a reply to the request before the answer ("Sure, here's the answer rewritten as
-    asked:"): they are not an answer, and a person reads them as noise."""
+    title — section") and less a reply to the request before the answer ("Sure, here's the answer
+    rewritten as asked:"): they are not an answer, and a person reads them as noise."""
     text = "\n".join(line for line in text.split("\n") if not _echoes_header(line, passages))
     text = re.sub(r"[ \t]+\n", "\n", _SCAFFOLDING.sub("", text)).strip()
     rest = _ANNOUNCES.sub("", _COURTESY.sub("", text, count=1), count=1).lstrip()

@@ -332,6 +332,7 @@ def copied_back(answer: str, shortened: str) -> Verdict | None:
 
 
 ASKED_BACK = "the answer asks a question instead of answering"
+_MARKS_AT_END = re.compile(r"(?:\s*\(\d{1,2}\)|[\s\"'”»])+$")  # "(1)", a citation neutralised in a rewrite; closing quotes
 
 
 def asked_back(answer: str) -> Verdict | None:
@@ -342,9 +343,6 @@ def asked_back(answer: str) -> Verdict | None:
     if not stated or not all(_MARKS_AT_END.sub("", claim_text(s)).endswith("?") for s in stated):
         return None
     return Verdict(stated[0], False, None, ASKED_BACK)
-
-
-_MARKS_AT_END = re.compile(r"(?:\s*\(\d{1,2}\)|[\s\"'”»])+$")  # "(1)", a citation neutralised in a rewrite; closing quotes
 
 
 YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"
