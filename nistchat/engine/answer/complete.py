@@ -29,7 +29,8 @@ _PART = re.compile(r"\bwhich of\b|\b(?:one|two|three|some|a few)\b(?: of)?\s+(?:
 
 def without_unfinished(text: str) -> str:
     """The text less what the limit left unfinished: the last line's last sentence when it has no
-    end; a list line cut inside its explanation keeps its item's name ("6. Sprocket drift")."""
+    end; a list line cut inside its explanation keeps its item's name ("6. Sprocket drift"). An
+    answer that is one unfinished sentence stays as it is: cut short, it still says something."""
     body = text.rstrip()
     if not body or _ENDED.search(body):
         return body
@@ -42,7 +43,7 @@ def without_unfinished(text: str) -> str:
     else:
         name = item_name(content) if item else ""
         kept = last[:item.start(1)] + name if name and name != content.strip() else ""
-    return f"{head}\n{kept}".strip() if kept else head.rstrip()
+    return f"{head}\n{kept}".strip() if kept else head.rstrip() or body
 
 
 def _same(a: str, b: str) -> bool:

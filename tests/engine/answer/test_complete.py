@@ -18,6 +18,7 @@ def test_the_end_a_length_limit_left_unfinished_is_left_out():
     assert without_unfinished("- Drift: teeth wear [1].\n- Jamming: the chain sl") == "- Drift: teeth wear [1].\n- Jamming"
     assert without_unfinished("- Drift [1]\n- Jamm") == "- Drift [1]"
     assert without_unfinished("1. Drift: teeth wear. Gadgets slip when") == "1. Drift: teeth wear."
+    assert without_unfinished("Sprockets wear when the teeth of the") == "Sprockets wear when the teeth of the"
 
 
 def test_a_stream_that_reached_its_limit_is_told_from_one_that_ended():
