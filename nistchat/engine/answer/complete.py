@@ -12,7 +12,6 @@ import re
 
 from ..retrieval.expand import ELLIPSIS
 from ..retrieval.followup import LIST_LINE, answer_items, item_name, passage_list
-from ..retrieval.risk import classify
 from ..text import line_sentences
 from ..verification.premise import stems
 
@@ -21,7 +20,7 @@ REST_LEAD = "The list in [{n}] also names:"
 REST_REASON = "names an item of the list in passage {n}"
 LIST_SHARE = 0.75  # of the answer's items that the passage's list holds, for the answer to be drawn from it
 LIST_MIN = 3  # items the answer and the passage's list share, at least: two may meet by chance
-_ENDED = re.compile(r"[.!?:;)\]\"”»]\s*$")
+_ENDED = re.compile(r"[.!?:;)|\]\"”»]\s*$")
 # A question asking for some items of a list ("which of them …", "which X concern Y") is answered by a part.
 _PART = re.compile(r"\bwhich of\b|\b(?:one|two|three|some|a few)\b(?: of)?\s+(?:the|its|their)\b|\bexamples?\b",
                    re.IGNORECASE)
@@ -60,29 +59,29 @@ def _flat(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def list_rest(answer: str, shown: list[str], whole: list[str], question: str,
+def list_rest(answer: str, shown: list[str], whole: list[str], question: str, *, selection: bool = False,
               count: int | None = None) -> tuple[int, list[str]]:
     """(n, names): the items of passage n's list that the answer, drawn from that list, left out
-    because the reader was never shown them (`shown`: each passage as trimmed for the reader;
-    `whole`: as its section has it). (0, []) when it drew from no list, when it left out only
-    items it was shown (it chose), or when the question asks for a part of a list (a selection, a
-    few examples, the count it gave)."""
+    because retrieval never showed them (`shown`: each passage as trimmed to the context budget;
+    `whole`: as its section has it), at most as many as a `count` the question asks for still
+    lacks. (0, []) when it drew from no list, when it left out only items it was shown (it chose),
+    or when the question asks for a part of a list (`selection`, "which of …", a few examples,
+    the count it gave)."""
     items = answer_items(answer)
-    if len(items) < 2 or (count is not None and count <= len(items)) or _PART.search(question) \
-            or "selection" in classify(question).kinds:
+    if len(items) < 2 or (count is not None and count <= len(items)) or _PART.search(question) or selection:
         return 0, []
     best: tuple[int, int, list[str]] = (0, 0, [])
     for n, (seen, text) in enumerate(zip(shown, whole), 1):
         if ELLIPSIS not in seen:
             continue
-        names = passage_list(text)[0]
+        names = [name for name in dict.fromkeys(passage_list(text)[0]) if name]
         drawn = sum(any(_same(item, name) for name in names) for item in items)
         if drawn < max(LIST_MIN, LIST_SHARE * len(items)):
             continue
         rest = [name for name in names if not any(_same(name, item) for item in items) and not _within(name, seen)]
         if rest and drawn > best[1]:
             best = (n, drawn, rest)
-    return best[0], best[2]
+    return best[0], best[2][:count - len(items)] if count else best[2]
 
 
 def rest_lines(n: int, names: list[str]) -> list[str]:

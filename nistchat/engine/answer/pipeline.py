@@ -85,13 +85,19 @@ class Attempt:
     repair: citations.Repair | None = None
     messages: list[dict] = field(default_factory=list, repr=False)  # what the reader was sent, for the judge
     numbered: bool = False  # those messages number the passages, so a judge can be asked inside them
-    cut: bool = False  # the reader stopped at the answer's length limit
+    cut: bool = False  # the reader stopped at the answer's length limit, and its unfinished end was left out
     listed: list[str] = field(default_factory=list)  # lines naming the rest of a list (`complete.rest_lines`)
     listed_from: int = 0  # the passage whose list they name
 
     @property
     def answer(self) -> str:
         return self.repair.text if self.repair else self.text
+
+    @property
+    def own_verdicts(self) -> list[Verdict]:
+        """The verdicts on what the reader wrote: a list's rest named from its passage is supported
+        by construction, and must not outweigh unsupported sentences in a retry or a refusal."""
+        return [v for v in self.verdicts if v.text not in self.listed]
 
     def to_dict(self) -> dict:
         passed, failed = support_counts(self.verdicts)
@@ -442,7 +448,7 @@ class _Run:
         reason = ""
         if chosen.dont_know:
             reason = "reader_declined"
-        elif self.strict and chosen.verified and chosen.verdicts and not any(v.supported for v in chosen.verdicts):
+        elif self.strict and chosen.verified and chosen.own_verdicts and not any(v.supported for v in chosen.own_verdicts):
             reason = "unsupported"
         if reason:
             text = refusal.message(self.passages, reason, self.pipeline.retriever().index, self.language)
@@ -471,7 +477,7 @@ class _Run:
             if settles is None:
                 return None  # no sentence to quote: the flagged first attempt stands
         elif not dodge and not (first.verified and (self.strict or self.follow_up_checked)
-                                and should_retry(first.verdicts)):
+                                and should_retry(first.own_verdicts)):
             return None
         passed, failed = support_counts(first.verdicts)
         reason = dodge[0] if dodge else f"{failed} of {passed + failed} sentences were not supported by the passages"
@@ -537,11 +543,12 @@ class _Run:
             raise _Stopped(exc, "".join(self.partial)) from exc
         att.generate_ms = _ms(t)
         att.text = without_scaffolding("".join(self.partial), self.reader_passages)
-        att.cut = sent.reached(self.opts.max_tokens, getattr(reader, "count_tokens", None))
-        if att.cut:  # the page showed it stop mid-word
-            att.text = without_unfinished(att.text)
+        reached = sent.reached(self.opts.max_tokens, getattr(reader, "count_tokens", None))
+        if reached:  # the page showed it stop mid-word
+            kept = without_unfinished(att.text)
+            att.text, att.cut = kept, kept != att.text
         self.trace.add(f"generate#{n}", att.generate_ms,
-                       note=f"{len(att.text)} characters" + (", cut at the length limit" if att.cut else ""))
+                       note=f"{len(att.text)} characters" + (", at the length limit" if reached else ""))
         written = premise.reader_part(att.text, self.premise)
         att.dont_know = says_dont_know(written) or restates_question(written, self.question)
         if not att.dont_know and not rewriting:
@@ -555,11 +562,13 @@ class _Run:
 
     def name_rest(self, att: Attempt, written: str) -> Iterator[Event]:
         """The rest of a list the answer drew from, named under it where the reader was shown only
-        part of that list (`complete.list_rest`: the passages' trimming left items out)."""
+        part of that list (`complete.list_rest`: the context budget's trimming left items out; not
+        the sentences a follow-up's copy leaves out because the previous answer said them)."""
         parents = self.pipeline.retriever().index.parents
         whole = [parents[p.id].text if p.id in parents else p.text for p in self.passages]
         asked = " ".join(dict.fromkeys(q for q in (self.question, self.english, self.ask) if q))
-        n, names = list_rest(written, [p.text for p in self.reader_passages], whole, asked, self.count)
+        n, names = list_rest(written, [p.text for p in self.passages], whole, asked,
+                             selection="selection" in self.risk.kinds, count=self.count)
         if not n:
             return
         lines = rest_lines(n, names)
@@ -665,7 +674,8 @@ class _Run:
             named = Verdict(line, True, att.listed_from, REST_REASON.format(n=att.listed_from))
             att.verdicts.append(named)
             yield Checked(named, att.n)
-        mismatch = None if att.dont_know else count_mismatch(att.text, self.count)
+        # a list named to its end from its passage has that list's length, however the reader began it
+        mismatch = None if att.dont_know or att.listed else count_mismatch(att.text, self.count)
         if mismatch is not None:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)
@@ -677,7 +687,7 @@ class _Run:
         denied = None if att.dont_know or self.rewrites or bare or self.settling is None else yes_against_no(
             written, self.ask or self.question, self.settling[1])
         copied = copied_back(without_source_line(written), self.shortening) if self.shortening else None
-        asked = None if att.dont_know or self.rewrites else asked_back(without_source_line(written))
+        asked = None if att.dont_know or self.rewrites else asked_back(without_source_line(written), self.passages)
         # flagged beside the sentence's own verdict, as a list of the wrong length is
         for dodged in (counted, bare, denied, copied, asked):
             if dodged is not None:
@@ -705,6 +715,6 @@ def _choose(first: Attempt, second: Attempt | None) -> Attempt:
         return first
 
     def key(a: Attempt):  # an answer that only counted a list, or only said yes, loses to one that does not
-        return (not a.dont_know, not any(v.reason in _DODGES for v in a.verdicts), support_score(a.verdicts))
+        return (not a.dont_know, not any(v.reason in _DODGES for v in a.verdicts), support_score(a.own_verdicts))
 
     return second if key(second) > key(first) else first

@@ -45,7 +45,7 @@ _SCAFFOLDING = re.compile(rf"{re.escape(QUESTION_FOLLOWS)}|{BLOCK_TAG.pattern}|[
 # A reader's reply to the request before the answer ("Sure, here's the answer rewritten as asked in
 # a table:"): it speaks of the answer rather than giving it.
 _COURTESY = re.compile(r"^\s*(?:sure|certainly|of course|absolutely|okay)\b[,!.]*\s*", re.IGNORECASE)
-_ANNOUNCES = re.compile(r"^\s*here(?:'s| is| are)\b[^\n]{0,100}\b(?:answer|version|summary|rewrite|rewritten|table|"
+_ANNOUNCES = re.compile(r"^\s*here(?:['’]s| is| are)\b[^\n]{0,100}\b(?:answer|version|summary|rewrite|rewritten|table|"
                         r"translation)\b[^\n]*:[ \t]*(?:\n|$)", re.IGNORECASE)
 
 

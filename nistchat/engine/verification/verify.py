@@ -86,7 +86,7 @@ def says_dont_know(text: str) -> bool:
     """The reader declined: its first sentence (or the whole short answer) says it does not know, or
     it wrote no word at all."""
     sentences = split_sentences(text)
-    if not any(_WORD.search(claim_text(s)) for s in sentences):
+    if not any(re.search(r"\w", claim_text(s)) for s in sentences):
         return True  # nothing but marks ("[1].")
     return bool(DONT_KNOW.search(sentences[0]) or (len(sentences) <= 2 and DONT_KNOW.search(text)))
 
@@ -335,12 +335,15 @@ ASKED_BACK = "the answer asks a question instead of answering"
 _MARKS_AT_END = re.compile(r"(?:\s*\(\d{1,2}\)|[\s\"'”»])+$")  # "(1)", a citation neutralised in a rewrite; closing quotes
 
 
-def asked_back(answer: str) -> Verdict | None:
+def asked_back(answer: str, passages: list[Passage] = ()) -> Verdict | None:
     """A draft made only of questions ("¿Los documentos dicen que …?", the question put back in
     other words): a small reader writing in another language does this, and it answers nothing.
-    Flagged on its first sentence, no model call."""
+    Flagged on its first sentence, no model call. Not a list, nor questions a passage asks (the
+    open questions a report lists are an answer)."""
     stated = [s for s in split_sentences(answer) if _MARKS_AT_END.sub("", claim_text(s))]
-    if not stated or not all(_MARKS_AT_END.sub("", claim_text(s)).endswith("?") for s in stated):
+    if not stated or not all(_MARKS_AT_END.sub("", claim_text(s)).endswith("?") for s in stated) \
+            or any(LIST_MARKER.match(s) for s in stated) \
+            or quoted_by(claim_text(stated[0]), passages, list(range(1, len(passages) + 1))) is not None:
         return None
     return Verdict(stated[0], False, None, ASKED_BACK)
 

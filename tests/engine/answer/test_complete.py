@@ -19,6 +19,7 @@ def test_the_end_a_length_limit_left_unfinished_is_left_out():
     assert without_unfinished("- Drift [1]\n- Jamm") == "- Drift [1]"
     assert without_unfinished("1. Drift: teeth wear. Gadgets slip when") == "1. Drift: teeth wear."
     assert without_unfinished("Sprockets wear when the teeth of the") == "Sprockets wear when the teeth of the"
+    assert without_unfinished("| Drift | wear |\n| Rust | water |") == "| Drift | wear |\n| Rust | water |"
 
 
 def test_a_stream_that_reached_its_limit_is_told_from_one_that_ended():
@@ -44,7 +45,9 @@ def test_the_rest_of_a_list_the_reader_was_shown_only_part_of_is_named():
 def test_a_list_named_in_part_on_purpose_is_left_as_it_is():
     for question, count in (("which of the sprocket risks concern water?", None), ("name three sprocket risks", 3),
                             ("give some examples of sprocket risks", None)):
-        assert list_rest(ANSWER, [SHOWN], [WHOLE], question, count) == (0, [])
+        assert list_rest(ANSWER, [SHOWN], [WHOLE], question, count=count) == (0, [])
+    assert list_rest(ANSWER, [SHOWN], [WHOLE], "which sprocket risks concern water?", selection=True) == (0, [])
+    assert list_rest(ANSWER, [SHOWN], [WHOLE], "name four sprocket risks", count=4) == (1, ["Jamming"])  # what it lacks
     assert list_rest(ANSWER, [WHOLE], [WHOLE], QUESTION) == (0, [])  # shown whole: the reader chose
     two = "The risks include Drift [1] and Rust [1]."
     assert list_rest(two, [SHOWN], [WHOLE], QUESTION) == (0, [])  # two items may meet a list by chance

@@ -15,11 +15,14 @@ from click.testing import CliRunner
 from nistchat.cli import main
 from nistchat.engine.errors import Interrupted
 from nistchat.engine.answer.complete import CUT_NOTE
-from nistchat.engine.answer.pipeline import ASKED_RETRY, COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Pipeline
+from nistchat.engine.answer.pipeline import (ASKED_RETRY, COPY_RETRY, DENIED_RETRY, LIST_DISCLAIMER, POLAR_RETRY, Attempt,
+                                             Pipeline)
 from nistchat.engine.runtime import Runtime
 from nistchat.engine.answer.prompt import ELIDED, LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION
 from nistchat.engine.text import split_sentences
-from nistchat.engine.verification.verify import ASKED_BACK, BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO
+from nistchat.engine.types import Verdict
+from nistchat.engine.verification.verify import (ASKED_BACK, BARE_POLARITY, COPIED_BACK, COUNTED_NOT_LISTED, YES_AGAINST_NO,
+                                                 should_retry)
 
 OFF_TOPIC = "What is the boiling point of mercury in degrees Fahrenheit?"
 
@@ -430,6 +433,14 @@ def test_the_rest_of_a_list_trimmed_from_the_readers_passage_is_named_under_the_
     assert all(line[2:-4] in whole and line[2:-4] not in shown[n - 1].text for line in named)
     assert [(s["text"], s["supported"], s["passage"]) for s in final["sentences"]] == [(line, True, n) for line in named]
     assert not final["flagged"]  # four items now, as the question asks
+
+
+def test_the_named_rest_of_a_list_does_not_outweigh_the_readers_unsupported_sentences():
+    named = ["- Jamming [2]", "- Wobble [2]"]
+    att = Attempt(1, verdicts=[Verdict("Sprockets are made of cheese [1].", False, None),
+                               *(Verdict(line, True, 2, "names an item of the list in passage 2") for line in named)],
+                  listed=named)
+    assert not should_retry(att.verdicts) and should_retry(att.own_verdicts)
 
 
 def test_an_answer_cut_at_its_length_limit_ends_at_its_last_whole_sentence(rt, monkeypatch):

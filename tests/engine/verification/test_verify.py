@@ -48,6 +48,8 @@ def test_lead_ins_and_refusals_are_not_checked():
     ("Veuillez fournir plus de contexte.", True),
     ("[1].", True),  # nothing but a mark
     ("", True),
+    ("MANAGE [4].", False),  # a word in capitals is a word
+    ("Sí [1].", False),
 ])
 def test_says_dont_know(text, expected):
     assert says_dont_know(text) is expected
@@ -498,5 +500,9 @@ def test_a_draft_made_only_of_questions_is_flagged():
                   '[1] ¿Dicen las fuentes que "los engranajes se oxidan"? (1)'):
         v = asked_back(draft)
         assert v is not None and v.reason == ASKED_BACK and not v.supported
-    for answer in ("Sprockets rust when wet [1]. Do gadgets? Not in the passages.", "Gadgets rust [1].", ""):
+    for answer in ("Sprockets rust when wet [1]. Do gadgets? Not in the passages.", "Gadgets rust [1].", "",
+                   "- Does the sprocket keep turning? [1]\n- Is the gadget secure? [1]"):  # a list of questions
         assert asked_back(answer) is None  # one statement is an answer
+    open_question = "How can a sprocket keep turning while its teeth wear unevenly?"
+    passage = Passage(1, "p", "S-1", "Sprockets", "Open questions", "prose", 1, f"Open questions remain. {open_question}", 1.0)
+    assert asked_back(open_question, [passage]) is None and asked_back(open_question) is not None  # a question it asks
