@@ -14,9 +14,9 @@ from ..retrieval.expand import ELLIPSIS
 from ..retrieval.followup import LIST_LINE, answer_items, item_name, passage_list
 from ..text import line_sentences
 from ..verification.premise import stems
+from .language import WORDING
 
 CUT_NOTE = "The answer reached its length limit; its unfinished end was left out."
-REST_LEAD = "The list in [{n}] also names:"
 REST_REASON = "names an item of the list in passage {n}"
 LIST_SHARE = 0.75  # of the answer's items that the passage's list holds, for the answer to be drawn from it
 LIST_MIN = 3  # items the answer and the passage's list share, at least: two may meet by chance
@@ -84,6 +84,7 @@ def list_rest(answer: str, shown: list[str], whole: list[str], question: str, *,
     return best[0], best[2][:count - len(items)] if count else best[2]
 
 
-def rest_lines(n: int, names: list[str]) -> list[str]:
-    """The lines that name a list's rest under the answer, each cited."""
-    return [REST_LEAD.format(n=n), *(f"- {name} [{n}]" for name in names)]
+def rest_lines(n: int, names: list[str], language: str = "") -> list[str]:
+    """The lines that name a list's rest under the answer, each cited, led in in the answer's
+    language (the names stay as the passage writes them)."""
+    return [(WORDING.get(language) or WORDING[""])["rest"].format(n=n), *(f"- {name} [{n}]" for name in names)]

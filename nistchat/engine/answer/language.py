@@ -12,7 +12,8 @@ from ..retrieval.translate import asked_language, typed_language
 from ..text import SOURCE_LINE
 from ..verification.premise import quote
 
-# A refusal's words in each language an answer is written in ('' is English; answer/refusal.py):
+# A refusal's words in each language an answer is written in ('' is English; answer/refusal.py), and
+# the lead-in of a list's rest named under an answer (answer/complete.py):
 # asked in Spanish, a person is told in Spanish why there is no answer. Document titles and
 # section names stay as the documents write them.
 WORDING = {
@@ -20,26 +21,30 @@ WORDING = {
          "closest": "Closest sources:", "off_topic": "the question looks outside what they cover",
          "reader_declined": "the passages found do not answer it",
          "nothing_to_rewrite": "the question before has no answer to rewrite: ask it again in other words",
-         "unsupported": "nothing in the drafted answer could be checked against the passages"},
+         "unsupported": "nothing in the drafted answer could be checked against the passages",
+         "rest": "The list in [{n}] also names:"},
     "German": {"opening": "Das kann ich aus den NIST-Dokumenten, die mir vorliegen, nicht beantworten",
                "covers": "Sie behandeln:", "closest": "Nächstliegende Quellen:",
                "off_topic": "die Frage scheint außerhalb dessen zu liegen, was sie behandeln",
                "reader_declined": "die gefundenen Textstellen beantworten sie nicht",
                "nothing_to_rewrite": "die vorige Frage hat keine Antwort zum Umschreiben: stellen Sie sie mit "
                                      "anderen Worten neu",
-               "unsupported": "nichts in der entworfenen Antwort ließ sich an den Textstellen prüfen"},
+               "unsupported": "nichts in der entworfenen Antwort ließ sich an den Textstellen prüfen",
+               "rest": "Die Liste in [{n}] nennt außerdem:"},
     "Spanish": {"opening": "No puedo responder a eso con los documentos del NIST que tengo", "covers": "Tratan:",
                 "closest": "Fuentes más cercanas:", "off_topic": "la pregunta parece quedar fuera de lo que tratan",
                 "reader_declined": "los pasajes encontrados no la responden",
                 "nothing_to_rewrite": "la pregunta anterior no tiene respuesta que reescribir: hágala de nuevo con "
                                       "otras palabras",
-                "unsupported": "nada de la respuesta redactada pudo comprobarse con los pasajes"},
+                "unsupported": "nada de la respuesta redactada pudo comprobarse con los pasajes",
+                "rest": "La lista de [{n}] también nombra:"},
     "French": {"opening": "Je ne peux pas répondre à cela à partir des documents du NIST dont je dispose",
                "covers": "Ils traitent :", "closest": "Sources les plus proches :",
                "off_topic": "la question semble sortir de ce qu'ils traitent",
                "reader_declined": "les passages trouvés n'y répondent pas",
                "nothing_to_rewrite": "la question précédente n'a pas de réponse à reformuler : posez-la autrement",
-               "unsupported": "rien dans la réponse rédigée n'a pu être vérifié dans les passages"},
+               "unsupported": "rien dans la réponse rédigée n'a pu être vérifié dans les passages",
+               "rest": "La liste en [{n}] nomme aussi :"},
 }
 
 

@@ -571,7 +571,7 @@ class _Run:
                              selection="selection" in self.risk.kinds, count=self.count)
         if not n:
             return
-        lines = rest_lines(n, names)
+        lines = rest_lines(n, names, self.language)
         att.listed, att.listed_from = lines[1:], n
         att.text += "\n\n" + "\n".join(lines)
         self.trace.add(f"listed#{att.n}", 0.0, [{"passage": n, "items": names}],

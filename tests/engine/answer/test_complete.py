@@ -40,6 +40,7 @@ def test_the_rest_of_a_list_the_reader_was_shown_only_part_of_is_named():
     n, names = list_rest(ANSWER, ["Gadgets are small.", SHOWN], ["Gadgets are small.", WHOLE], QUESTION)
     assert (n, names) == (2, ["Jamming", "Wobble"])  # not Noise: the reader was shown it, and left it out
     assert rest_lines(n, names) == ["The list in [2] also names:", "- Jamming [2]", "- Wobble [2]"]
+    assert rest_lines(n, names, "German")[0] == "Die Liste in [2] nennt außerdem:"
 
 
 def test_a_list_named_in_part_on_purpose_is_left_as_it_is():
