@@ -496,7 +496,7 @@ def test_document_names_in_a_claim_of_agreement_are_no_facts_to_find_in_each_pas
 
 def test_a_draft_made_only_of_questions_is_flagged():
     for draft in ("¿Los documentos dicen que los engranajes se oxidan?", "Do sprockets rust? [2]",
-                  "Gibt es schon eine Lösung, oder ist das noch offen?\nWas sagt der Bericht?",
+                  "Rosten die Zahnräder schon, oder ist das noch unklar?\nWas sagt der Bericht?",
                   '[1] ¿Dicen las fuentes que "los engranajes se oxidan"? (1)'):
         v = asked_back(draft)
         assert v is not None and v.reason == ASKED_BACK and not v.supported
