@@ -123,14 +123,17 @@ class Sent:
         self.pieces += 1
 
     def reached(self, limit: int, count_tokens=None) -> bool:
-        """Whether the reader stopped at `limit` tokens rather than at an end of its own."""
+        """Whether the reader stopped at `limit` tokens rather than at an end of its own (its text is
+        counted again only where its pieces do not settle it)."""
+        if self.pieces >= limit - LIMIT_MARGIN:
+            return True
         counted = 0
         if count_tokens is not None:
             try:
                 counted = count_tokens(self.raw)
             except Exception:  # counting is a check; never fail an answer over it
                 counted = 0
-        return max(self.pieces, counted) >= limit - LIMIT_MARGIN
+        return counted >= limit - LIMIT_MARGIN
 
 
 def stream_answer(reader, messages: list[dict], *, max_tokens: int = 300, temperature: float = 0.1,

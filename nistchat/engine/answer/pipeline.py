@@ -86,8 +86,7 @@ class Attempt:
     messages: list[dict] = field(default_factory=list, repr=False)  # what the reader was sent, for the judge
     numbered: bool = False  # those messages number the passages, so a judge can be asked inside them
     cut: bool = False  # the reader stopped at the answer's length limit, and its unfinished end was left out
-    listed: list[str] = field(default_factory=list)  # lines naming the rest of a list (`complete.rest_lines`)
-    listed_from: int = 0  # the passage whose list they name
+    named: list[Verdict] = field(default_factory=list)  # the lines naming the rest of a list, each supported
 
     @property
     def answer(self) -> str:
@@ -97,7 +96,7 @@ class Attempt:
     def own_verdicts(self) -> list[Verdict]:
         """The verdicts on what the reader wrote: a list's rest named from its passage is supported
         by construction, and must not outweigh unsupported sentences in a retry or a refusal."""
-        return [v for v in self.verdicts if v.text not in self.listed]
+        return [v for v in self.verdicts if v not in self.named]
 
     def to_dict(self) -> dict:
         passed, failed = support_counts(self.verdicts)
@@ -572,7 +571,7 @@ class _Run:
         if not n:
             return
         lines = rest_lines(n, names, self.language)
-        att.listed, att.listed_from = lines[1:], n
+        att.named = [Verdict(line, True, n, REST_REASON.format(n=n)) for line in lines[1:]]
         att.text += "\n\n" + "\n".join(lines)
         self.trace.add(f"listed#{att.n}", 0.0, [{"passage": n, "items": names}],
                        "the rest of a list the reader was shown only part of")
@@ -644,9 +643,10 @@ class _Run:
         wanted = mode == "always" or self.follow_up_checked or (
             mode == "high" and (self.risk.level == "HIGH" or self.weak_retrieval))
         full = not att.dont_know and wanted
-        sentences = [s for s in split_sentences(att.text) if s not in att.listed]
+        named = {v.text for v in att.named}  # supported by construction: no check
+        sentences = [s for s in split_sentences(att.text) if s not in named]
         targets = sentences if full else [s for s in citations.sentences_with_invalid(att.text, n_passages)
-                                          if s not in att.listed]
+                                          if s not in named]
         t = time.perf_counter()
         note = ""
         if not full and not att.dont_know:  # numbers and names no passage states: flagged, no model call
@@ -670,12 +670,11 @@ class _Run:
                 note = f"verification unavailable: {exc.message}"
                 self.trace.notes.append(note)
                 att.verified = False
-        for line in att.listed:  # the passage's own item names, found there by `complete.list_rest`
-            named = Verdict(line, True, att.listed_from, REST_REASON.format(n=att.listed_from))
-            att.verdicts.append(named)
-            yield Checked(named, att.n)
+        for v in att.named:  # the passage's own item names, found there by `complete.list_rest`
+            att.verdicts.append(v)
+            yield Checked(v, att.n)
         # a list named to its end from its passage has that list's length, however the reader began it
-        mismatch = None if att.dont_know or att.listed else count_mismatch(att.text, self.count)
+        mismatch = None if att.dont_know or att.named else count_mismatch(att.text, self.count)
         if mismatch is not None:
             att.verdicts.append(mismatch)
             yield Checked(mismatch, att.n)

@@ -340,12 +340,12 @@ def asked_back(answer: str, passages: list[Passage] = ()) -> Verdict | None:
     other words): a small reader writing in another language does this, and it answers nothing.
     Flagged on its first sentence, no model call. Not a list, nor questions a passage asks (the
     open questions a report lists are an answer)."""
-    stated = [s for s in split_sentences(answer) if _MARKS_AT_END.sub("", claim_text(s))]
-    if not stated or not all(_MARKS_AT_END.sub("", claim_text(s)).endswith("?") for s in stated) \
-            or any(LIST_MARKER.match(s) for s in stated) \
-            or quoted_by(claim_text(stated[0]), passages, list(range(1, len(passages) + 1))) is not None:
+    stated = [(s, claim) for s in split_sentences(answer) if (claim := _MARKS_AT_END.sub("", claim_text(s)))]
+    if not stated or not all(claim.endswith("?") for _, claim in stated) \
+            or any(LIST_MARKER.match(s) for s, _ in stated) \
+            or quoted_by(claim_text(stated[0][0]), passages, list(range(1, len(passages) + 1))) is not None:
         return None
-    return Verdict(stated[0], False, None, ASKED_BACK)
+    return Verdict(stated[0][0], False, None, ASKED_BACK)
 
 
 YES_AGAINST_NO = "the answer says yes where the sentence that settles the question says no"

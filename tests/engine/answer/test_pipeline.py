@@ -437,9 +437,8 @@ def test_the_rest_of_a_list_trimmed_from_the_readers_passage_is_named_under_the_
 
 def test_the_named_rest_of_a_list_does_not_outweigh_the_readers_unsupported_sentences():
     named = ["- Jamming [2]", "- Wobble [2]"]
-    att = Attempt(1, verdicts=[Verdict("Sprockets are made of cheese [1].", False, None),
-                               *(Verdict(line, True, 2, "names an item of the list in passage 2") for line in named)],
-                  listed=named)
+    rest = [Verdict(line, True, 2, "names an item of the list in passage 2") for line in named]
+    att = Attempt(1, verdicts=[Verdict("Sprockets are made of cheese [1].", False, None), *rest], named=rest)
     assert not should_retry(att.verdicts) and should_retry(att.own_verdicts)
 
 
