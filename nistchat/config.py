@@ -114,9 +114,9 @@ class RetrievalSettings:
     depth_with_second: int = setting(100, "children each list gives RRF while the second embedder's list is in "
                                           "use (chosen on dev: docs/decisions.md)", minimum=1)
     rrf_k: int = setting(60, "reciprocal-rank fusion constant", minimum=1)
-    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "dense2": 4.0, "dense2_own": 1.0,
-                             "rewrite_dense": 1.0, "rewrite_bm25": 1.0},
-                            "RRF weight of each ranked list (dense2 and dense2_own chosen on dev: docs/decisions.md)")
+    weights: dict = setting({"dense": 1.0, "bm25": 1.0, "exact": 1.0, "dense2": 4.0, "rewrite_dense": 1.0,
+                             "rewrite_bm25": 1.0},
+                            "RRF weight of each ranked list (dense2 chosen on dev: docs/decisions.md)")
     exact_depth: int = setting(20, "children holding a query identifier verbatim (a third RRF list)", minimum=0)
     acronym_max_df: float = setting(0.15, "acronyms in more children than this share say nothing")
     definition_max_df: float = setting(0.5, "... unless the question asks what one stands for")

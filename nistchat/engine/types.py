@@ -170,9 +170,6 @@ class Resolution:
     # that "no, I meant the other report" after it compares with the document meant
     compared: tuple[str, str] = ()
     rewritten: str = ""  # a turn acting on an earlier answer: that answer (the previous one, or the list drilled into)
-    # a turn leaning on the question before with a question of its own ("who are its members?"):
-    # its own words, searched too, so the question before, searched with it, does not drown them
-    own: str = ""
 
     @property
     def resolved(self) -> bool:
@@ -182,7 +179,7 @@ class Resolution:
         return {"resolved_question": self.question, "why": self.why, "kind": self.kind, "scope": list(self.scope),
                 "compare": self.compare, "leans_on_answered": self.leans_on_answered,
                 "reused_passages": [p.id for p in self.reuse], "reader_question": self.ask, "subject": self.subject,
-                "focus": self.focus, "searched_too": self.own}
+                "focus": self.focus}
 
 
 @dataclass

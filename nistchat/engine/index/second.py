@@ -126,15 +126,10 @@ class SecondDense:
 
     def search(self, question: str, depth: int) -> list[tuple[int, float]]:
         """(children row, cosine) for the `depth` nearest children to the question."""
-        return self.search_many([question], depth)[0]
-
-    def search_many(self, questions: list[str], depth: int) -> list[list[tuple[int, float]]]:
-        """`search` for each question, their vectors in one batch (one forward pass, not several)."""
-        vectors = self.embedder().embed_query(list(questions))
+        vector = self.embedder().embed_query([question])
         depth = min(depth, self._dense.ntotal)
-        scores, rows = self._dense.search(np.ascontiguousarray(vectors, dtype=np.float32), depth)
-        return [[(int(r), float(s)) for s, r in zip(found_scores, found_rows) if r >= 0]
-                for found_scores, found_rows in zip(scores, rows)]
+        scores, rows = self._dense.search(np.ascontiguousarray(vector, dtype=np.float32), depth)
+        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
 
     def state(self) -> dict:
         """For /status: the embedder, whether its list is in use, and else why not (with progress)."""

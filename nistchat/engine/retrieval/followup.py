@@ -623,15 +623,6 @@ def resolve(question: str, history: list[dict] | None = None, catalog=None, pare
     return _resolve_one(text, turns, resolved, catalog)
 
 
-OWN_MIN_WORDS = 2  # topic words a leaning turn needs for its own words to be searched too
-
-
-def _asks_own(text: str) -> str:
-    """The turn, when it asks something of its own ("who are its members?", not "why?"): searched
-    beside the question it leans on (docs/decisions.md, "A follow-up's own words searched too")."""
-    return text if len(_content_words(text)) >= OWN_MIN_WORDS else ""
-
-
 # A request that points at many things ("put those in a table") after a drill-down into one item of
 # a list: the list is what it acts on, not the one item's answer.
 _MANY = re.compile(r"\b(?:those|these|them|all|each|every|the list|ell[oa]s|diese|sie alle|ceux|celles|tous)\b",
@@ -784,14 +775,12 @@ def _resolve_one(text: str, before: list[_Turn], resolved: list[Resolution], cat
                              "leans on picked", _scope(named, previous), answered, kind="follow_up")
         return Resolution(f"{frame} {bare}", "follow-up, an ellipsis: the question it leans on searched with it",
                           "follow_up", _scope(named, previous), leans_on_answered=answered, frame=frame,
-                          focus=focus, ask=_ellipsis_ask(focus, frame) if focus else "",
-                          own="" if focus else _asks_own(bare))
+                          focus=focus, ask=_ellipsis_ask(focus, frame) if focus else "")
     if leans:
         scope = _scope(named, previous)
         subject = catalog.display.get(scope[0], scope[0]) if catalog and len(scope) == 1 and not named else ""
         return Resolution(f"{base} {bare}", "follow-up: the previous question (as resolved) searched with it",
-                          "follow_up", scope, leans_on_answered=answered, subject=subject, drilled=drill,
-                          own=_asks_own(bare))
+                          "follow_up", scope, leans_on_answered=answered, subject=subject, drilled=drill)
     if continues and previous.scope and not named:
         # "and which defences against poisoning do the authors describe": too many words of its own
         # to lean on the question before, but "and …" continues the conversation: its documents stay

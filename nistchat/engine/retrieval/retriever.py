@@ -102,7 +102,7 @@ class Retriever:
         if followup.compare and not chosen and self.config.scope_named_docs:
             return replace(self._compared(asked, followup, k, mode, start, trace), question=question, english=english)
         query, named = self._shape(asked, followup, chosen, trace)
-        lists = self._search(query, named, mode, embedder, trace, own=followup.own)
+        lists = self._search(query, named, mode, embedder, trace)
         fused = self._fuse(lists, mode, trace)
         candidates = self._rerank(query, fused, trace)
         passages = self._focus(self._expand(query, candidates, k, trace), followup, trace)
@@ -174,9 +174,8 @@ class Retriever:
         return query, named
 
     def _search(self, query: Query, named: list[str], mode: str, embedder: Embedder | None,
-                trace: Trace, own: str = "") -> dict[str, Ranked]:
-        """Every ranked list the mode uses, each scoped to `named` (fetched deeper first when scoped).
-        `own`: a follow-up's own words (`Resolution.own`), given a second embedder list of their own."""
+                trace: Trace) -> dict[str, Ranked]:
+        """Every ranked list the mode uses, each scoped to `named` (fetched deeper first when scoped)."""
         cfg, over = self.config, SCOPE_OVERFETCH if named else 1
         # With the second embedder in use, the other lists reach deeper: their votes then decide among
         # its candidates; alone, deeper lists only add noise (docs/decisions.md, "List depth").
@@ -185,9 +184,8 @@ class Retriever:
         # The second embedder's question vector is most of retrieval's time: its search starts now,
         # on a thread of its own, while MiniLM, BM25 and the identifiers run (torch and numpy let go
         # of the GIL), and is collected before fusion (docs/decisions.md, "Retrieval latency").
-        texts = [query.search_text] + ([own] if own and own != query.search_text else [])
-        pending = _second_pool().submit(self._timed_second_search, texts, cfg.depth_with_second * over) \
-            if second else None
+        pending = _second_pool().submit(self._timed_second_search, query.search_text,
+                                        cfg.depth_with_second * over) if second else None
         lists: dict[str, Ranked] = {}
         if mode in ("hybrid", "dense"):
             with trace.timed("embed", getattr(embedder, "name", "")):
@@ -333,15 +331,14 @@ class Retriever:
                  "in_window": cut is None or r <= cut, "text": self.child_text.get(c.child_id, "")[:200]}
                 for r, c in enumerate(cands[: self.config.trace_depth], start=1)]
 
-    def _timed_second_search(self, texts: list[str], depth: int) -> tuple[list[list[tuple[int, float]]], float]:
+    def _timed_second_search(self, search_text: str, depth: int) -> tuple[list[tuple[int, float]], float]:
         t = time.perf_counter()
-        found = self.second.search_many(texts, depth)
+        found = self.second.search(search_text, depth)
         return found, (time.perf_counter() - t) * 1000
 
     def _second_dense(self, pending: Future | None, named: list[str], trace: Trace) -> dict[str, Ranked]:
         """The second embedder's ranked list ("dense2") from the search started in `_search`, once
-        its vectors are built; {} until then (`pending` is None). A follow-up's own words, searched
-        in the same batch, give "dense2_own"."""
+        its vectors are built; {} until then (`pending` is None)."""
         if self.second is None:
             return {}
         if pending is None:
@@ -357,14 +354,10 @@ class Retriever:
             return {}
         waited = (time.perf_counter() - t) * 1000
         depth = self.config.depth_with_second
-        lists = {name: self._scoped([(self.children[row].id, score) for row, score in rows], named, depth)
-                 for name, rows in zip(("dense2", "dense2_own"), found)}
-        trace.add("dense2", search_ms, self._items(lists["dense2"]),
-                  f"{self.second.name}, searched beside the other lists (waited {waited:.0f} ms for it), depth {depth}"
-                  + ("; the turn's own words searched too (dense2_own)" if "dense2_own" in lists else ""))
-        if "dense2_own" in lists:
-            trace.add("dense2_own", 0.0, self._items(lists["dense2_own"]), "the turn's own words, in the same batch")
-        return lists
+        ranked = self._scoped([(self.children[row].id, score) for row, score in found], named, depth)
+        trace.add("dense2", search_ms, self._items(ranked), f"{self.second.name}, searched beside the other lists "
+                                                             f"(waited {waited:.0f} ms for it), depth {depth}")
+        return {"dense2": ranked}
 
     def _rewrite(self, search_text: str, dense: Ranked, named: list[str], over: int, trace: Trace) -> dict[str, Ranked]:
         """The rewrite's ranked lists ("rewrite_dense", "rewrite_bm25") when retrieval is weak and
