@@ -39,7 +39,7 @@ from .generate import Sent, stream_answer
 from .language import answer_language, source_line
 from .prompt import (LIST_INSTRUCTION, REPEATED, RETRY_INSTRUCTION, build_messages, said_before, without_said,
                      without_scaffolding)
-from .smalltalk import SmallTalkClassifier, is_refusal, reply
+from .smalltalk import SmallTalkClassifier, is_refusal, may_follow_up, reply
 
 log = logging.getLogger(__name__)
 
@@ -324,7 +324,9 @@ class _Run:
     def small_talk(self) -> Iterator[Event] | None:
         """The events of a small-talk answer (engine/answer/smalltalk/), or None for a question to search.
         A classifier that cannot run (no embedder) lets every question through to retrieval, and so
-        does a turn that goes on from an earlier one ("and sprockets??", retrieval/followup.goes_on)."""
+        does a turn that goes on from an earlier one ("and sprockets??", retrieval/followup.goes_on),
+        and a question the classifier took for one about the assistant that leans on the answer
+        before it ("which documents does it recommend?", `leans_on_answer`)."""
         classifier = self.pipeline.small_talk()
         if classifier is None or self.history and goes_on(self.question):
             return None
@@ -334,6 +336,9 @@ class _Run:
         except BackendError as exc:
             self.trace.notes.append(f"small talk not checked: {exc.message}")
             return None
+        if may_follow_up(decision, self.question) and self.leans_on_answer():
+            decision = replace(decision, small_talk=False, why=f"nearest kind {decision.kind}, but it leans on the "
+                               "answer before it: a question about that answer")
         self.trace.add("small_talk", _ms(t), [decision.to_dict()], decision.why)
         if not decision.small_talk:
             return None
@@ -342,6 +347,16 @@ class _Run:
         self.risk = Risk("", [], False)
         return self.direct(reply(decision.kind, self.pipeline.documents(), reader), refused=refused,
                            refusal_reason="off_topic" if refused else "", small_talk=decision.kind)
+
+    def leans_on_answer(self) -> bool:
+        """Whether this turn follows up an answered turn, as retrieval will understand it
+        (`Retriever.resolve`); False with no history or no index to resolve it with."""
+        if not self.history:
+            return False
+        try:
+            return self.pipeline.retriever().resolve(self.question, self.history).leans_on_answered
+        except IndexMissing:
+            return False
 
     def retrieve(self) -> Iterator[Event]:
         """Yields the `sources` event (or an error); returns the Retrieval, or None after an error."""

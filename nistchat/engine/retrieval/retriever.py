@@ -96,7 +96,7 @@ class Retriever:
         start = time.perf_counter()
         chosen = self._chosen(docs)
         asked, history, english = self._in_english(question, history, trace)
-        followup = resolve(asked, history, self.catalog, self.index.parents)
+        followup = self.resolve(asked, history)
         if followup.reuse:
             return replace(self._reused(asked, followup, trace, start), question=question, english=english)
         if followup.compare and not chosen and self.config.scope_named_docs:
@@ -110,6 +110,12 @@ class Retriever:
         timings["total"] = round((time.perf_counter() - start) * 1000, 2)
         return Retrieval(question=question, passages=passages, trace=trace, timings_ms=timings,
                          list_count=query.list_count, followup=followup, english=english)
+
+    def resolve(self, question: str, history: list[dict] | None) -> Resolution:
+        """How a turn is understood against the conversation (followup.resolve), with this index's
+        document names and stored passages: retrieval searches for it, and the small-talk step asks
+        whether the turn leans on an answer before taking it for a question about the assistant."""
+        return resolve(question, history, self.catalog, self.index.parents)
 
     # -- the steps, in order
     def _warm_embedder(self, trace: Trace) -> Embedder:

@@ -88,6 +88,29 @@ def test_a_turn_going_on_from_an_answer_is_searched_not_taken_for_small_talk(tin
     assert "small_talk" in alone and "small_talk" not in [s["name"] for s in after]
 
 
+def test_a_question_leaning_on_an_answer_is_searched_even_when_it_sounds_like_one_about_the_assistant(tiny_runtime):
+    """"which documents does it …?" after an answer asks what that answer's subject recommends; a
+    question that speaks to the assistant, thanks, and an off-topic one stay small talk."""
+    history = [{"role": "user", "content": "what does the sprocket profile cover?"},
+               {"role": "assistant", "content": "It covers gadgets [1]."}]
+    leaning = "which documents does it tell gadget makers to keep?"
+    searched = tiny_runtime.derived(SHORT_ANSWERS)
+
+    def small_talk(question, past):
+        stage = next(s for s in list(searched.answer(question, past))[-1].answer.trace["stages"]
+                     if s["name"] == "small_talk")
+        return stage["items"][0]
+
+    alone = small_talk(leaning, None)
+    assert alone["small_talk"] and alone["kind"] == "documents"  # what the classifier takes it for
+    after = small_talk(leaning, history)
+    assert not after["small_talk"] and "leans on the answer before it" in after["why"]
+    for text, kind in [("who made you?", "identity"), ("thanks, that helps", "thanks"),
+                       ("will it rain today?", "off_topic")]:
+        decision = small_talk(text, history)
+        assert decision["small_talk"] and decision["kind"] == kind, (text, decision)
+
+
 def test_small_talk_can_be_turned_off(tiny_runtime):
     rt = tiny_runtime.derived({"small_talk": {"enabled": False}, **SHORT_ANSWERS})
     assert rt.small_talk is None

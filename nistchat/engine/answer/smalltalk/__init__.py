@@ -17,6 +17,7 @@ labelled dev split (data/eval/smalltalk_dev.jsonl with the dev question sets as 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,13 @@ from ...verification.premise import presuppositions
 EXAMPLES = Path(__file__).with_name("examples.jsonl")
 NIST = "nist"
 KINDS = ("greeting", "thanks", "goodbye", "capabilities", "documents", "identity", "off_topic")
+# Questions about the assistant: one of them that leans on an answer ("which documents does it
+# recommend?") asks about that answer instead, unless it speaks to the assistant (`_ADDRESSED`).
+# Greetings, thanks and an off-topic question ("will it rain today?", its "it" pointing at nothing)
+# stay what they are after an answer.
+ABOUT_ASSISTANT = ("capabilities", "documents", "identity")
+_ADDRESSED = re.compile(r"\b(?:you|your|yourself|u|ur|nistchat|this\s+(?:assistant|bot|chatbot|tool|app|system|service))\b",
+                        re.IGNORECASE)
 TOP_N = 3  # a kind's score: the mean cosine of the question to its TOP_N nearest examples
 MAX_WORDS = 12  # longer messages carry a question of their own: never small talk
 
@@ -143,6 +151,13 @@ def reply(kind: str, documents: list, reader: str = "") -> str:
         return ("I'm NISTChat, an assistant that runs entirely on this organisation's own server: no question "
                 f"or answer leaves it.{model} I answer from {covers}.")
     return f"That is outside what I can help with: I only answer questions about {covers}."
+
+
+def may_follow_up(decision: Decision, text: str) -> bool:
+    """Whether a small-talk verdict may stand for a question about the answer before it: a question
+    about the assistant (`ABOUT_ASSISTANT`) that does not speak to it ("who made you?", "what can
+    this assistant do?" stay small talk)."""
+    return decision.small_talk and decision.kind in ABOUT_ASSISTANT and not _ADDRESSED.search(text)
 
 
 def is_refusal(kind: str) -> bool:
