@@ -63,6 +63,7 @@ class Message(db.Model):
     verdicts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)  # [{"text", "supported", "passage"}]
     retried: Mapped[bool] = mapped_column(Boolean, default=False)
     retry_reason: Mapped[str | None] = mapped_column(Text)
+    retry_kept: Mapped[bool | None] = mapped_column(Boolean)  # the retry's answer kept (None: no retry, or before 0011)
     sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)  # passages shown to the user
     backend: Mapped[dict[str, str] | None] = mapped_column(JSON)  # role -> "backend:model"
     error_kind: Mapped[str | None] = mapped_column(String(32))

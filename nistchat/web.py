@@ -80,13 +80,17 @@ def seconds(ms) -> str:
     return f"{ms / 1000:.1f} s"
 
 
-def retry_note(reason: str | None, stored: bool = False) -> str:
+def retry_note(reason: str | None, stored: bool = False, kept: bool = True) -> str:
     """What the page says of a rewritten answer, live (`stored` False) or under the stored one:
     the retry naming the items of a list the first draft only counted, the one quoting what settles
     a yes/no question the first draft only answered "Yes" to (or "Yes" against a source that says
     no), the source's sentence alone where the draft agreed with a premise it contradicts or found
     no answer after it, the previous answer's first sentence where a shortening gave it back whole,
-    or the citation-forced one."""
+    or the citation-forced one. `kept` False: the stored answer is the first draft, the retry having
+    done no better (`Answer.retry_kept`)."""
+    if stored and not kept:
+        return ("A rewrite of the first draft was tried, but it did no better, so the first draft is shown, each "
+                "sentence marked as the check found it.")
     if reason == LIST_RETRY:
         return ("The first draft only counted the items, so this answer was rewritten to name each one." if stored
                 else "The first draft only counted the items, so the answer is being rewritten to name each one.")

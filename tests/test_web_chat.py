@@ -372,6 +372,40 @@ def test_a_resolved_follow_up_shows_what_was_searched_for_live_and_once_stored(c
     assert page.count("Searched for:") == 1 and "Searched for: <q>what does confabulation mean?</q>" in page
 
 
+def test_a_retry_that_did_no_better_is_not_called_a_rewrite_under_the_stored_answer(client):
+    """The first draft kept after its retry lost is shown as the first draft; an answer stored
+    before the column (NULL) keeps the old note."""
+    from flask import session
+
+    from nistchat.chat import store
+    from nistchat.engine import Answer
+    from nistchat.engine.types import Verdict
+    from nistchat.extensions import db
+
+    with client.session_transaction() as cookie:
+        cookie["owner"] = "reader-of-retries"
+    draft = Answer("Gadgets are oiled weekly.", retried=True, chosen_attempt=1,
+                   sentences=[Verdict("Gadgets are oiled weekly.", False, None)])
+    rewrite = Answer("Sprockets are audited.", retried=True, chosen_attempt=2,
+                     sentences=[Verdict("Sprockets are audited.", True, 1)])
+    unsupported = "1 of 1 sentences were not supported by the passages"
+    with client.application.test_request_context("/"):
+        session["owner"] = "reader-of-retries"
+        first = store.start_message("how often are gadgets oiled?", None)
+        store.finish_message(first.id, store.Outcome(draft, retry_reason=unsupported))
+        second = store.start_message("and sprockets?", None, conversation=first.conversation)
+        store.finish_message(second.id, store.Outcome(rewrite, retry_reason=unsupported))
+        conv_id = first.conversation_id
+        assert [db.session.get(Message, m).retry_kept for m in (first.id, second.id)] == [False, True]
+        old = store.start_message("an answer stored before retry_kept", None, conversation=first.conversation)
+        store.finish_message(old.id, store.Outcome(rewrite, retry_reason=unsupported))
+        db.session.get(Message, old.id).retry_kept = None
+        db.session.commit()
+    page = client.get(f"/c/{conv_id}").get_data(as_text=True)
+    assert page.count("did no better, so the first draft is shown") == 1
+    assert page.count("so this answer was rewritten from exact source sentences") == 2
+
+
 def test_a_rewritten_answer_says_why_it_was_rewritten(client):
     """The list retry, the quote retry and the citation-forced one are told apart, live and under the stored answer."""
     from flask import render_template

@@ -110,6 +110,7 @@ def finish_message(message_id: int, outcome: Outcome) -> Message:
         message.disclaimer = answer.disclaimer or None
         message.verdicts = [verdict_dict(v) for v in answer.sentences] or outcome.verdicts
         message.retried = answer.retried or bool(outcome.retry_reason)
+        message.retry_kept = answer.retry_kept if message.retried and not answer.refused else None
         message.sources = [s.to_dict() for s in answer.sources] or outcome.sources
         message.backend = answer.backend or None
         if answer.small_talk and not answer.refused:
@@ -121,7 +122,7 @@ def finish_message(message_id: int, outcome: Outcome) -> Message:
         message.status, message.incomplete = "error", True
         message.error_kind, message.error = failure.kind, failure.message
         message.answer = failure.partial or outcome.partial
-        message.refused, message.retried = False, bool(outcome.retry_reason)
+        message.refused, message.retried, message.retry_kept = False, bool(outcome.retry_reason), None
         message.verdicts, message.sources = outcome.verdicts, outcome.sources
         timings = {}
     if outcome.wall_ms is not None:

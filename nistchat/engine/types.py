@@ -267,6 +267,12 @@ class Answer:
     direct: bool = False  # a configured answer or small talk: no passage, no reader
     small_talk: str = ""  # the small-talk kind, when it was one
 
+    @property
+    def retry_kept(self) -> bool:
+        """Whether the answer is the retry's: a retry that did no better than the first draft leaves
+        that draft in place, and the page must not call it rewritten."""
+        return self.retried and self.chosen_attempt not in (None, 1)
+
     def to_dict(self) -> dict:
         """The wire form (the `final` event after its type; `/api/ask`, SSE, `nistchat ask --json`)."""
         out = {"answer": self.text, "refused": self.refused, "refusal_reason": self.refusal_reason, "risk": self.risk,

@@ -15,8 +15,8 @@ from ..docs.service import doc_title
 from ..models import Message
 
 FIELDS = ["id", "time", "conversation", "owner", "question", "label", "prompt", "answer", "refused", "risk",
-          "retried", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources", "verdicts",
-          "docs", "doc_titles", "kind", "audit", "feedback"]
+          "retried", "retry_kept", "incomplete", "status", "error_kind", "error", "total_ms", "backend", "sources",
+          "verdicts", "docs", "doc_titles", "kind", "audit", "feedback"]
 MAX_DAYS = 366
 FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(9999, 12, 30)  # the day after LAST_DAY still exists
 
@@ -70,7 +70,8 @@ def records(first: date, last: date, owner: str | None) -> Iterator[dict]:
     for m in query.order_by(Message.id).yield_per(200):
         yield {"id": m.id, "time": m.created_at.replace(tzinfo=timezone.utc).isoformat(timespec="seconds"), "conversation": m.conversation_id,
                "owner": m.owner, "question": m.question, "label": m.label, "prompt": m.prompt, "answer": m.answer,
-               "refused": m.refused, "risk": m.risk, "retried": m.retried, "incomplete": m.incomplete,
+               "refused": m.refused, "risk": m.risk, "retried": m.retried, "retry_kept": m.retry_kept,
+               "incomplete": m.incomplete,
                "status": m.status, "error_kind": m.error_kind, "error": m.error, "total_ms": m.total_ms,
                "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
                "verdicts": m.verdicts or [], "docs": m.docs or [],

@@ -248,7 +248,7 @@ def test_unsupported_first_draft_triggers_one_citation_forced_retry(rt, monkeypa
     assert final["retried"] is True
     better = 2 if second["supported"] / max(1, second["supported"] + second["unsupported"]) > \
         first["supported"] / max(1, first["supported"] + first["unsupported"]) else 1
-    assert final["chosen_attempt"] == better
+    assert final["chosen_attempt"] == better and events[-1].answer.retry_kept is (better == 2)
     if final["refused"]:  # neither attempt had a supported sentence
         assert second["supported"] == 0 or second["dont_know"]
     else:

@@ -36,8 +36,8 @@ KINDS = ("greeting", "thanks", "goodbye", "capabilities", "documents", "identity
 # Greetings, thanks and an off-topic question ("will it rain today?", its "it" pointing at nothing)
 # stay what they are after an answer.
 ABOUT_ASSISTANT = ("capabilities", "documents", "identity")
-_ADDRESSED = re.compile(r"\b(?:you|your|yourself|u|ur|nistchat|this\s+(?:assistant|bot|chatbot|tool|app|system|service))\b",
-                        re.IGNORECASE)
+_ADDRESSED = re.compile(
+    r"\b(?:you|your|yourself|u|ur|nistchat|this\s+(?:assistant|bot|chatbot|tool|app|system|service))\b", re.IGNORECASE)
 TOP_N = 3  # a kind's score: the mean cosine of the question to its TOP_N nearest examples
 MAX_WORDS = 12  # longer messages carry a question of their own: never small talk
 
