@@ -72,8 +72,7 @@ def records(first: date, last: date, owner: str | None) -> Iterator[dict]:
                "owner": m.owner, "question": m.question, "label": m.label, "prompt": m.prompt, "answer": m.answer,
                "refused": m.refused, "risk": m.risk, "retried": m.retried, "retry_kept": m.retry_kept,
                "incomplete": m.incomplete, "status": m.status, "error_kind": m.error_kind, "error": m.error,
-               "total_ms": m.total_ms,
-               "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
+               "total_ms": m.total_ms, "backend": m.backend, "sources": [_source_ref(s) for s in (m.sources or [])],
                "verdicts": m.verdicts or [], "docs": m.docs or [],
                "doc_titles": [doc_title(d) for d in m.docs or []], "kind": m.kind or "chat",
                "audit": m.audit, "feedback": [f.to_dict() for f in m.feedback]}
